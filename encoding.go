@@ -1,0 +1,210 @@
+package tempora
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// The JSON form of an Explanation is the interchange format of tempora's
+// command line and of saved results. p-values that were not computed (NaN)
+// are written as null; a missing window is null; cells are a list of D rows
+// of L scores.
+
+type jsonExplanation struct {
+	Method     string         `json:"method"`
+	D          int            `json:"num_features"`
+	L          int            `json:"num_timesteps"`
+	Features   []jsonFeature  `json:"features"`
+	Groups     []jsonFeature  `json:"groups,omitempty"`
+	Cells      [][]float64    `json:"cells"`
+	Accounting jsonAccounting `json:"accounting"`
+	Warnings   []string       `json:"warnings"`
+}
+
+type jsonAccounting struct {
+	ModelCalls     int64   `json:"model_calls"`
+	InstanceEvals  int64   `json:"instance_evaluations"`
+	WindowProbes   int64   `json:"window_probes"`
+	RuntimeSeconds float64 `json:"runtime_seconds"`
+	Incomplete     bool    `json:"incomplete"`
+}
+
+type jsonFeature struct {
+	Index                   int      `json:"index"`
+	Name                    string   `json:"name"`
+	Members                 []int    `json:"members,omitempty"`
+	Tested                  bool     `json:"tested"`
+	Important               bool     `json:"important"`
+	Score                   float64  `json:"score"`
+	PValue                  *float64 `json:"p_value"`
+	PAdjusted               *float64 `json:"p_adjusted"`
+	Window                  *[2]int  `json:"window"`
+	WindowScore             float64  `json:"window_score"`
+	WindowPValue            *float64 `json:"window_p_value"`
+	WindowPAdjusted         *float64 `json:"window_p_adjusted"`
+	WindowSignificant       bool     `json:"window_significant"`
+	OrderingPValue          *float64 `json:"ordering_p_value"`
+	OrderingPAdjusted       *float64 `json:"ordering_p_adjusted"`
+	OrderingImportant       bool     `json:"ordering_important"`
+	WindowOrderingPValue    *float64 `json:"window_ordering_p_value"`
+	WindowOrderingImportant bool     `json:"window_ordering_important"`
+}
+
+func optFloat(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+func fromOpt(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func toJSONFeature(f FeatureResult) jsonFeature {
+	j := jsonFeature{
+		Index: f.Index, Name: f.Name, Tested: f.Tested, Important: f.Important, Score: f.Score,
+		PValue: optFloat(f.PValue), PAdjusted: optFloat(f.PAdjusted),
+		WindowScore: f.WindowScore, WindowPValue: optFloat(f.WindowPValue), WindowPAdjusted: optFloat(f.WindowPAdjusted),
+		WindowSignificant: f.WindowSignificant,
+		OrderingPValue:    optFloat(f.OrderingPValue), OrderingPAdjusted: optFloat(f.OrderingPAdjusted),
+		OrderingImportant:    f.OrderingImportant,
+		WindowOrderingPValue: optFloat(f.WindowOrderingPValue), WindowOrderingImportant: f.WindowOrderingImportant,
+	}
+	if f.Index < 0 || len(f.Members) != 1 {
+		j.Members = f.Members
+	}
+	if f.Window != nil {
+		j.Window = &[2]int{f.Window.Start, f.Window.End}
+	}
+	return j
+}
+
+func fromJSONFeature(j jsonFeature) FeatureResult {
+	f := FeatureResult{
+		Name: j.Name, Index: j.Index, Members: j.Members, Tested: j.Tested, Score: j.Score,
+		PValue: fromOpt(j.PValue), PAdjusted: fromOpt(j.PAdjusted), Important: j.Important,
+		WindowScore: j.WindowScore, WindowPValue: fromOpt(j.WindowPValue), WindowPAdjusted: fromOpt(j.WindowPAdjusted),
+		WindowSignificant: j.WindowSignificant,
+		OrderingPValue:    fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted),
+		OrderingImportant:    j.OrderingImportant,
+		WindowOrderingPValue: fromOpt(j.WindowOrderingPValue), WindowOrderingImportant: j.WindowOrderingImportant,
+	}
+	if f.Members == nil && f.Index >= 0 {
+		f.Members = []int{f.Index}
+	}
+	if j.Window != nil {
+		f.Window = &Window{Start: j.Window[0], End: j.Window[1]}
+	}
+	return f
+}
+
+// MarshalJSON implements json.Marshaler.
+func (e *Explanation) MarshalJSON() ([]byte, error) {
+	if len(e.Cells) != e.D*e.L {
+		return nil, fmt.Errorf("tempora: explanation has %d cells for %d×%d", len(e.Cells), e.D, e.L)
+	}
+	j := jsonExplanation{
+		Method: e.Method, D: e.D, L: e.L, Cells: make([][]float64, e.D), Warnings: e.Warnings,
+		Accounting: jsonAccounting{
+			ModelCalls: e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
+			WindowProbes: e.Accounting.WindowProbes, RuntimeSeconds: e.Accounting.Runtime.Seconds(),
+			Incomplete: e.Accounting.Incomplete,
+		},
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	for r := range j.Cells {
+		j.Cells[r] = e.Cells[r*e.L : (r+1)*e.L]
+		for t, v := range j.Cells[r] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("tempora: explanation cell (%d, %d) is %v", r, t, v)
+			}
+		}
+	}
+	j.Features = make([]jsonFeature, len(e.Features))
+	for i, f := range e.Features {
+		j.Features[i] = toJSONFeature(f)
+	}
+	for _, g := range e.Groups {
+		j.Groups = append(j.Groups, toJSONFeature(g))
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It checks that the cells have
+// the announced D × L shape.
+func (e *Explanation) UnmarshalJSON(b []byte) error {
+	var j jsonExplanation
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if len(j.Cells) != j.D {
+		return fmt.Errorf("tempora: explanation has %d cell rows for %d features", len(j.Cells), j.D)
+	}
+	*e = Explanation{Method: j.Method, D: j.D, L: j.L, Cells: make([]float64, 0, j.D*j.L), Warnings: j.Warnings}
+	for r, row := range j.Cells {
+		if len(row) != j.L {
+			return fmt.Errorf("tempora: explanation cell row %d has %d values for %d timesteps", r, len(row), j.L)
+		}
+		e.Cells = append(e.Cells, row...)
+	}
+	for _, f := range j.Features {
+		e.Features = append(e.Features, fromJSONFeature(f))
+	}
+	for _, g := range j.Groups {
+		e.Groups = append(e.Groups, fromJSONFeature(g))
+	}
+	a := j.Accounting
+	e.Accounting = Accounting{
+		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,
+		Runtime: time.Duration(a.RuntimeSeconds * float64(time.Second)), Incomplete: a.Incomplete,
+	}
+	return nil
+}
+
+// CSVHeader is the header row of WriteCSV.
+var CSVHeader = []string{
+	"index", "name", "tested", "important", "score", "p_value", "p_adjusted",
+	"window_start", "window_end", "window_score", "window_p_value", "window_p_adjusted", "window_significant",
+	"ordering_p_value", "ordering_p_adjusted", "ordering_important",
+	"window_ordering_p_value", "window_ordering_important",
+}
+
+// WriteCSV writes one row per feature (then one per tested group, with index
+// -1) in the column order of CSVHeader. Values not computed are empty.
+func (e *Explanation) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CSVHeader)
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 10, 64)
+	}
+	rows := append(append([]FeatureResult(nil), e.Features...), e.Groups...)
+	for _, f := range rows {
+		ws, we := "", ""
+		if f.Window != nil {
+			ws, we = strconv.Itoa(f.Window.Start), strconv.Itoa(f.Window.End)
+		}
+		cw.Write([]string{
+			strconv.Itoa(f.Index), f.Name, strconv.FormatBool(f.Tested), strconv.FormatBool(f.Important),
+			num(f.Score), num(f.PValue), num(f.PAdjusted),
+			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), strconv.FormatBool(f.WindowSignificant),
+			num(f.OrderingPValue), num(f.OrderingPAdjusted), strconv.FormatBool(f.OrderingImportant),
+			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant),
+		})
+	}
+	cw.Flush()
+	return cw.Error()
+}

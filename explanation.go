@@ -1,0 +1,138 @@
+package tempora
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Explainer explains a model's use of a dataset. Implementations are value
+// configs whose zero value is a documented default (see explain.TIME and the
+// baselines); randomness comes from a seed in the config, so the same config
+// on the same inputs gives the same explanation.
+//
+// Explain validates its inputs and returns an error, never a panic, for bad
+// data. It honours ctx cancellation between model calls.
+type Explainer interface {
+	Explain(ctx context.Context, m Model, data *Dataset) (*Explanation, error)
+}
+
+// Window is a contiguous range of timesteps [Start, End], 0-based and
+// inclusive at both ends.
+type Window struct {
+	Start, End int
+}
+
+// Len returns the number of timesteps in w.
+func (w Window) Len() int { return w.End - w.Start + 1 }
+
+// String returns "[start, end]".
+func (w Window) String() string { return fmt.Sprintf("[%d, %d]", w.Start, w.End) }
+
+// Contains reports whether timestep t lies in w.
+func (w Window) Contains(t int) bool { return t >= w.Start && t <= w.End }
+
+// Explanation is what every explainer returns: a D × L matrix of cell scores
+// (what the benchmark scores against ground truth), per-feature results, and
+// the accounting of what it cost.
+type Explanation struct {
+	// Method names the explainer, e.g. "TIME" or "SAGE-m".
+	Method string
+	// D and L are the number of features and timesteps explained.
+	D, L int
+	// Cells holds D*L scores in row-major order: Cells[j*L+t] is the score of
+	// feature j at timestep t. Larger magnitude means more important.
+	Cells []float64
+	// Features has one entry per feature, in index order. Methods fill what
+	// they compute; p-values they do not compute are NaN.
+	Features []FeatureResult
+	// Groups has one entry per tested feature group of a user hierarchy, in
+	// pre-order; nil without a hierarchy.
+	Groups []FeatureResult
+	// Accounting records the cost of the explanation.
+	Accounting Accounting
+	// Warnings are non-fatal problems, e.g. "SAGE did not converge within
+	// budget".
+	Warnings []string
+}
+
+// Cell returns the score of feature j at timestep t.
+func (e *Explanation) Cell(j, t int) float64 { return e.Cells[j*e.L+t] }
+
+// Accounting records what an explanation cost.
+type Accounting struct {
+	// ModelCalls counts calls of Model.Predict.
+	ModelCalls int64
+	// InstanceEvals counts instances predicted, summed over calls.
+	InstanceEvals int64
+	// WindowProbes counts the window-search probes (TIME only).
+	WindowProbes int64
+	// Runtime is the wall time of Explain.
+	Runtime time.Duration
+	// Incomplete is true when the method stopped on a budget before its own
+	// stopping rule (e.g. SAGE's convergence test) was met.
+	Incomplete bool
+}
+
+// FeatureResult is the result for one feature, or for one group of features
+// tested jointly. Fields a method does not compute keep their zero value,
+// except p-values, which are NaN ("not computed").
+type FeatureResult struct {
+	// Name is the feature's or group's name; Index is the feature index, or
+	// -1 for a group. Members lists the features of the node (one for a
+	// feature).
+	Name    string
+	Index   int
+	Members []int
+	// Tested is false when a hierarchical method never reached this node
+	// because its parent was not rejected.
+	Tested bool
+	// Score is the importance score (TIME: mean perturbed loss minus mean
+	// baseline loss on the whole sequence).
+	Score float64
+	// PValue is the raw p-value of the importance test and PAdjusted its
+	// Benjamini–Hochberg adjustment within its family.
+	PValue, PAdjusted float64
+	// Important reports a rejected importance test.
+	Important bool
+	// Window is the localised window, nil when none was searched.
+	Window *Window
+	// WindowScore is the importance score of the window.
+	WindowScore float64
+	// WindowPValue and WindowPAdjusted are the window test's p-values.
+	WindowPValue, WindowPAdjusted float64
+	// WindowSignificant reports a rejected window test.
+	WindowSignificant bool
+	// OrderingPValue and OrderingPAdjusted are the whole-sequence ordering
+	// test's p-values; OrderingImportant reports its rejection.
+	OrderingPValue, OrderingPAdjusted float64
+	OrderingImportant                 bool
+	// WindowOrderingPValue is the within-window ordering test's p-value (a
+	// family of one, so no adjustment); WindowOrderingImportant reports its
+	// rejection.
+	WindowOrderingPValue    float64
+	WindowOrderingImportant bool
+}
+
+// NewFeatureResult returns an untested result for feature j with every
+// p-value NaN.
+func NewFeatureResult(j int, name string) FeatureResult {
+	nan := math.NaN()
+	return FeatureResult{
+		Name: name, Index: j, Members: []int{j},
+		PValue: nan, PAdjusted: nan, WindowPValue: nan, WindowPAdjusted: nan,
+		OrderingPValue: nan, OrderingPAdjusted: nan, WindowOrderingPValue: nan,
+	}
+}
+
+// NewExplanation returns an explanation of method for data with zeroed cells
+// and one untested FeatureResult per feature.
+func NewExplanation(method string, data *Dataset) *Explanation {
+	d, l := data.X.D, data.X.L
+	e := &Explanation{Method: method, D: d, L: l, Cells: make([]float64, d*l), Features: make([]FeatureResult, d)}
+	for j := range e.Features {
+		e.Features[j] = NewFeatureResult(j, data.Name(j))
+	}
+	return e
+}

@@ -1,0 +1,8 @@
+module tempora
+
+go 1.26
+
+require (
+	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/plot v0.17.0
+)

@@ -1,0 +1,77 @@
+package tempora
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"tempora/internal/atomicfile"
+	"tempora/internal/npy"
+)
+
+// ReadTensorNPY reads an M × D × L data tensor from a NumPy .npy file
+// (float64 or float32, or any integer or boolean type; C or Fortran order).
+// It returns an error naming the file for anything else: a wrong rank, a
+// truncated or malformed file, or non-finite values.
+func ReadTensorNPY(path string) (*Tensor, error) {
+	a, err := readNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Shape) != 3 {
+		return nil, fmt.Errorf("tempora: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
+	}
+	x := &Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
+	if err := x.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return x, nil
+}
+
+// ReadVectorNPY reads a one-dimensional array (for example targets) from a
+// .npy file. An M × 1 array is accepted as a vector.
+func ReadVectorNPY(path string) ([]float64, error) {
+	a, err := readNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Shape) == 2 && a.Shape[1] == 1 {
+		a.Shape = a.Shape[:1]
+	}
+	if len(a.Shape) != 1 {
+		return nil, fmt.Errorf("tempora: %s: want a one-dimensional array, got shape %v", path, a.Shape)
+	}
+	return a.Data, nil
+}
+
+func readNPY(path string) (*npy.Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %w", err)
+	}
+	defer f.Close()
+	a, err := npy.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+	}
+	return a, nil
+}
+
+// WriteTensorNPY writes x to path as a little-endian float64 .npy file of
+// shape (M, D, L), atomically.
+func WriteTensorNPY(path string, x *Tensor) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return npy.Write(w, []int{x.M, x.D, x.L}, x.Data) })
+}
+
+// WriteVectorNPY writes v to path as a one-dimensional float64 .npy file,
+// atomically.
+func WriteVectorNPY(path string, v []float64) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return npy.Write(w, []int{len(v)}, v) })
+}
+
+// WriteFileAtomic creates or replaces path with what fill writes, through a
+// temporary file renamed into place, so an interrupted write never leaves a
+// partial file.
+func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
+	return atomicfile.Write(path, fill)
+}

@@ -1,0 +1,158 @@
+package tempora
+
+import (
+	"fmt"
+	"math"
+)
+
+// Model is a black-box temporal model: it maps each instance of a data tensor
+// to one prediction (a real value for regression, the probability of class 1
+// for binary classification).
+//
+// Predict writes x.M predictions into dst, which has length x.M. It must not
+// modify x and must not retain x or dst after returning. Explainers call
+// Predict concurrently from several goroutines with different tensors;
+// implementations that cannot be used concurrently must serialise calls
+// themselves. An error aborts the explanation that made the call.
+type Model interface {
+	Predict(dst []float64, x *Tensor) error
+}
+
+// ModelFunc adapts a function to the Model interface.
+type ModelFunc func(dst []float64, x *Tensor) error
+
+// Predict calls f(dst, x).
+func (f ModelFunc) Predict(dst []float64, x *Tensor) error { return f(dst, x) }
+
+// Task is the kind of prediction a model makes.
+type Task int
+
+const (
+	// Regression models predict real values; the default loss is quadratic.
+	Regression Task = iota
+	// Classification models predict the probability of class 1 of a binary
+	// label; the default loss is binary cross-entropy.
+	Classification
+)
+
+// String returns "regression" or "classification".
+func (t Task) String() string {
+	switch t {
+	case Regression:
+		return "regression"
+	case Classification:
+		return "classification"
+	}
+	return fmt.Sprintf("Task(%d)", int(t))
+}
+
+// ParseTask parses "regression" or "classification".
+func ParseTask(s string) (Task, error) {
+	switch s {
+	case "regression":
+		return Regression, nil
+	case "classification":
+		return Classification, nil
+	}
+	return 0, fmt.Errorf("tempora: unknown task %q (want regression or classification)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (t Task) MarshalText() ([]byte, error) {
+	if t != Regression && t != Classification {
+		return nil, fmt.Errorf("tempora: invalid task %d", int(t))
+	}
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (t *Task) UnmarshalText(b []byte) error {
+	v, err := ParseTask(string(b))
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// Dataset is what an explainer analyses: a data tensor, one target per
+// instance, the task, and optional feature names.
+type Dataset struct {
+	X *Tensor
+	// Y holds the targets: labels 0/1 for classification, real values for
+	// regression.
+	Y    []float64
+	Task Task
+	// FeatureNames, if non-nil, has one name per feature; nil means "0",
+	// "1", ….
+	FeatureNames []string
+}
+
+// Name returns the name of feature j.
+func (d *Dataset) Name(j int) string {
+	if d.FeatureNames != nil {
+		return d.FeatureNames[j]
+	}
+	return fmt.Sprint(j)
+}
+
+// Validate checks the data tensor (shape, finite values), the targets
+// (one per instance, finite, 0/1 for classification), the task and the
+// feature names (one per feature, distinct, non-empty). minInstances is the
+// smallest M the caller can work with.
+func (d *Dataset) Validate(minInstances int) error {
+	if d == nil {
+		return fmt.Errorf("tempora: nil dataset")
+	}
+	if err := d.X.Validate(); err != nil {
+		return err
+	}
+	if d.X.M < minInstances {
+		return fmt.Errorf("tempora: %d instances, need at least %d", d.X.M, minInstances)
+	}
+	if len(d.Y) != d.X.M {
+		return fmt.Errorf("tempora: %d targets for %d instances", len(d.Y), d.X.M)
+	}
+	if d.Task != Regression && d.Task != Classification {
+		return fmt.Errorf("tempora: invalid task %d", int(d.Task))
+	}
+	for i, y := range d.Y {
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return fmt.Errorf("tempora: target of instance %d is %v", i, y)
+		}
+		if d.Task == Classification && y != 0 && y != 1 {
+			return fmt.Errorf("tempora: classification target of instance %d is %v, want 0 or 1", i, y)
+		}
+	}
+	if d.FeatureNames != nil {
+		if len(d.FeatureNames) != d.X.D {
+			return fmt.Errorf("tempora: %d feature names for %d features", len(d.FeatureNames), d.X.D)
+		}
+		seen := make(map[string]int, len(d.FeatureNames))
+		for j, n := range d.FeatureNames {
+			if n == "" {
+				return fmt.Errorf("tempora: feature %d has an empty name", j)
+			}
+			if k, ok := seen[n]; ok {
+				return fmt.Errorf("tempora: features %d and %d share the name %q", k, j, n)
+			}
+			seen[n] = j
+		}
+	}
+	return nil
+}
+
+// CheckPredictions returns an error if a prediction is not finite, or, for
+// classification, not a probability in [0, 1]. Explainers call it on the
+// baseline predictions so that a broken model is reported, not explained.
+func CheckPredictions(task Task, pred []float64) error {
+	for i, p := range pred {
+		if math.IsNaN(p) || math.IsInf(p, 0) {
+			return fmt.Errorf("tempora: model predicted %v for instance %d", p, i)
+		}
+		if task == Classification && (p < 0 || p > 1) {
+			return fmt.Errorf("tempora: classification model predicted %v for instance %d, want a probability in [0, 1]", p, i)
+		}
+	}
+	return nil
+}
