@@ -2,6 +2,7 @@ package tempora
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -135,4 +136,23 @@ func NewExplanation(method string, data *Dataset) *Explanation {
 		e.Features[j] = NewFeatureResult(j, data.Name(j))
 	}
 	return e
+}
+
+// MarshalJSON encodes w as the two-element array [start, end].
+func (w Window) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("[%d,%d]", w.Start, w.End)), nil
+}
+
+// UnmarshalJSON decodes the two-element array [start, end]; it rejects
+// negative starts and ends before starts.
+func (w *Window) UnmarshalJSON(b []byte) error {
+	var a []int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return fmt.Errorf("tempora: window must be [start, end]: %w", err)
+	}
+	if len(a) != 2 || a[0] < 0 || a[1] < a[0] {
+		return fmt.Errorf("tempora: window %s must be [start, end] with 0 <= start <= end", b)
+	}
+	*w = Window{Start: a[0], End: a[1]}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"tempora/internal/atomicfile"
 	"tempora/internal/npy"
@@ -23,13 +24,14 @@ func ReadTensorNPY(path string) (*Tensor, error) {
 	}
 	x := &Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
 	if err := x.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("tempora: %s: %s", path, strings.TrimPrefix(err.Error(), "tempora: "))
 	}
 	return x, nil
 }
 
 // ReadVectorNPY reads a one-dimensional array (for example targets) from a
-// .npy file. An M × 1 array is accepted as a vector.
+// .npy file. An M × 1 array is accepted as a vector. It returns an error for
+// an empty array or a non-finite value.
 func ReadVectorNPY(path string) ([]float64, error) {
 	a, err := readNPY(path)
 	if err != nil {
@@ -40,6 +42,9 @@ func ReadVectorNPY(path string) ([]float64, error) {
 	}
 	if len(a.Shape) != 1 {
 		return nil, fmt.Errorf("tempora: %s: want a one-dimensional array, got shape %v", path, a.Shape)
+	}
+	if err := checkVector(a.Data); err != nil {
+		return nil, fmt.Errorf("tempora: %s: %w", path, err)
 	}
 	return a.Data, nil
 }

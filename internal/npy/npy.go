@@ -30,6 +30,9 @@ var magic = []byte("\x93NUMPY")
 // memory.
 const maxElements = 1 << 31
 
+// chunkValues is the number of values decoded per read.
+const chunkValues = 1 << 16
+
 // Array is a decoded array in C (row-major) order.
 type Array struct {
 	Shape []int
@@ -93,13 +96,19 @@ func Read(r io.Reader) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := make([]byte, n*size)
-	if _, err := io.ReadFull(br, raw); err != nil {
-		return nil, fmt.Errorf("npy: reading %d values of %s: %w", n, descr, truncated(err))
-	}
-	data := make([]float64, n)
-	for i := range data {
-		data[i] = dec(raw[i*size:])
+	// Decode in chunks, growing data as values arrive, so that a corrupt or
+	// truncated file announcing a huge shape fails on the missing bytes
+	// instead of allocating memory for values that are not there.
+	data := make([]float64, 0, min(n, chunkValues))
+	raw := make([]byte, min(n, chunkValues)*size)
+	for len(data) < n {
+		k := min(n-len(data), chunkValues)
+		if _, err := io.ReadFull(br, raw[:k*size]); err != nil {
+			return nil, fmt.Errorf("npy: reading %d values of %s: %w", n, descr, truncated(err))
+		}
+		for i := range k {
+			data = append(data, dec(raw[i*size:]))
+		}
 	}
 	a := &Array{Shape: shape, Data: data, DType: descr, Fortran: fortran}
 	if fortran && len(shape) > 1 {

@@ -1,0 +1,73 @@
+// Package baselines implements the explanation methods the TIME paper
+// compares against: LIME, SAGE with marginal, mean and zero imputation
+// (SAGE, SAGE-m, SAGE-z), and permutation importance with and without FDR
+// filtering (PERM, PERM-f). Each is a value config that satisfies
+// tempora.Explainer; its zero value is the configuration the paper ran.
+//
+// # The unrolled table
+//
+// The baselines are tabular methods. They see an M × D × L data tensor as an
+// M × (D·L) table whose column j·L+t is feature j at timestep t, which is
+// exactly how tempora.Tensor stores one instance (Tensor.Instance), so no
+// reshaping is needed. Each method returns a D × L matrix of cell scores
+// (Explanation.Cells, entry j·L+t), a per-feature summary in
+// Explanation.Features[j].Score (the mean |score| over the feature's
+// non-zero cells, |score| > 1e−10), and the accounting of model calls,
+// instance evaluations and runtime.
+//
+// # Methods
+//
+// LIME fits, for each explained instance, a weighted ridge regression of the
+// model's predictions (the probability of class 1 for classification) on
+// Gaussian samples drawn around the training mean with the training SD; a
+// cell's global score is the mean |local weight| over the explained
+// instances (or SP-LIME's √Σ|weight|). LIME's samples do not depend on the
+// instance, so it measures the model's global linear trend around the mean
+// rather than local behaviour; that is how the paper ran it.
+//
+// SAGE is the permutation estimator of Shapley additive global importance:
+// rows sampled with replacement, one random permutation of the columns per
+// row, losses along the coalition walk, Welford statistics, and a
+// convergence rule on the ratio of the largest standard error to the range
+// of the values. Marginal imputation averages predictions over a background
+// (the first 128 rows) before the loss; SAGE-m and SAGE-z impute column
+// means and zeros. A run can be capped by permutations or wall time; a
+// capped run is marked Incomplete and warns.
+//
+// PERM runs one across-instance permutation test per cell (P = 50) with the
+// permutation-test engine of package explain, and scores each cell by its
+// effect size, the mean loss increase. PERM-f keeps only the cells that are
+// significant under Benjamini–Hochberg at 0.1 over all D·L cells; the
+// p-values are in PermResult.
+//
+// # Determinism and speed
+//
+// All randomness comes from streams derived from the config's Seed and a key
+// naming the unit of work (an instance for LIME, a batch row for SAGE, a
+// cell and draw for PERM), and results are combined in a fixed order, so
+// explanations are bitwise identical for any number of workers. Model calls
+// are batched: LIME predicts all samples of an instance in one call, SAGE
+// evaluates a coalition step for a work unit of rows (with every background
+// copy) in one call and changes only the added column between steps, and
+// PERM rewrites only the permuted cell of a per-worker copy of the data.
+//
+// # References
+//
+//   - M. T. Ribeiro, S. Singh and C. Guestrin. "Why should I trust you?":
+//     Explaining the predictions of any classifier. KDD 2016 (LIME,
+//     SP-LIME).
+//   - I. Covert, S. Lundberg and S.-I. Lee. Understanding global feature
+//     contributions with additive importance measures. NeurIPS 2020 (SAGE).
+//   - L. Breiman. Random forests. Machine Learning 45(1):5–32, 2001
+//     (permutation importance).
+//   - A. Fisher, C. Rudin and F. Dominici. All models are wrong, but many are
+//     useful: learning a variable's importance by studying an entire class
+//     of prediction models simultaneously. JMLR 20(177), 2019 (model
+//     reliance).
+//   - Y. Benjamini and Y. Hochberg. Controlling the false discovery rate: a
+//     practical and powerful approach to multiple testing. J. R. Stat. Soc. B
+//     57(1):289–300, 1995.
+//   - A. Sood and M. Craven. Feature importance explanations for temporal
+//     black-box models. arXiv:2102.11934, 2021 (the comparison these
+//     baselines reproduce).
+package baselines

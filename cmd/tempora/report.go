@@ -1,0 +1,222 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"tempora"
+	"tempora/synth"
+)
+
+// byImportance returns the indices of e's features ordered by importance:
+// important features first, then by decreasing score, then by index.
+func byImportance(e *tempora.Explanation) []int {
+	order := make([]int, len(e.Features))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		fa, fb := e.Features[a], e.Features[b]
+		switch {
+		case fa.Important != fb.Important:
+			if fa.Important {
+				return -1
+			}
+			return 1
+		case fa.Score > fb.Score:
+			return -1
+		case fa.Score < fb.Score:
+			return 1
+		}
+		return a - b
+	})
+	return order
+}
+
+func fmtP(p float64) string {
+	if math.IsNaN(p) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", p)
+}
+
+func fmtScore(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// outcome renders a test's outcome: "-" when it was not run (NaN p-value).
+func outcome(ok bool, p float64) string {
+	if math.IsNaN(p) {
+		return "-"
+	}
+	return yesNo(ok)
+}
+
+// foundWindow renders the window TIME reports for a feature: "-" when none
+// was searched, with "(n.s.)" when the window test was not significant (the
+// whole sequence is then credited).
+func foundWindow(f tempora.FeatureResult) string {
+	if f.Window == nil {
+		return "-"
+	}
+	if !f.WindowSignificant {
+		return f.Window.String() + " (n.s.)"
+	}
+	return f.Window.String()
+}
+
+// writeExplanation prints the method's results, features sorted by
+// importance. tests selects TIME's columns (p-values, windows, ordering);
+// the baselines have scores only.
+func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset, alpha float64, tests bool) {
+	fmt.Fprintf(w, "%s: %d instances × %d features × %d timesteps, %v\n", e.Method, data.X.M, e.D, e.L, data.Task)
+	fmt.Fprintf(w, "model calls %d, instance evaluations %d", e.Accounting.ModelCalls, e.Accounting.InstanceEvals)
+	if e.Accounting.WindowProbes > 0 {
+		fmt.Fprintf(w, ", window probes %d", e.Accounting.WindowProbes)
+	}
+	fmt.Fprintln(w)
+	if tests {
+		n := 0
+		for _, f := range e.Features {
+			if f.Important {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "important features: %d of %d (FDR level %g)\n", n, e.D, alpha)
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if tests {
+		fmt.Fprintln(tw, "rank\tfeature\timportant\tscore\tp\tp adj\twindow\twindow p adj\tordering\twindow ordering")
+		for r, j := range byImportance(e) {
+			f := e.Features[j]
+			imp := yesNo(f.Important)
+			if !f.Tested {
+				imp = "untested"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r+1, f.Name, imp, fmtScore(f.Score), fmtP(f.PValue), fmtP(f.PAdjusted),
+				foundWindow(f), fmtP(f.WindowPAdjusted), outcome(f.OrderingImportant, f.OrderingPValue), outcome(f.WindowOrderingImportant, f.WindowOrderingPValue))
+		}
+	} else {
+		fmt.Fprintln(tw, "rank\tfeature\tscore\tpeak timestep\tpeak cell score")
+		for r, j := range byImportance(e) {
+			f := e.Features[j]
+			t, v := peakCell(e, j)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r+1, f.Name, fmtScore(f.Score), t, fmtScore(v))
+		}
+	}
+	tw.Flush()
+
+	if len(e.Groups) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "group\tmembers\ttested\timportant\tscore\tp\tp adj\twindow\tordering")
+		for _, g := range e.Groups {
+			members := make([]string, len(g.Members))
+			for k, j := range g.Members {
+				members[k] = data.Name(j)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, strings.Join(members, ","), yesNo(g.Tested), yesNo(g.Important),
+				fmtScore(g.Score), fmtP(g.PValue), fmtP(g.PAdjusted), foundWindow(g), outcome(g.OrderingImportant, g.OrderingPValue))
+		}
+		tw.Flush()
+	}
+	for _, msg := range e.Warnings {
+		fmt.Fprintln(w, "warning:", msg)
+	}
+	if e.Accounting.Incomplete && len(e.Warnings) == 0 {
+		fmt.Fprintln(w, "warning: the method stopped on its budget before its own stopping rule was met")
+	}
+}
+
+// peakCell returns the timestep of feature j's largest |cell score| (the
+// earliest on ties) and that score.
+func peakCell(e *tempora.Explanation, j int) (int, float64) {
+	best, bt := math.Inf(-1), 0
+	for t := 0; t < e.L; t++ {
+		if a := math.Abs(e.Cell(j, t)); a > best {
+			best, bt = a, t
+		}
+	}
+	return bt, e.Cell(j, bt)
+}
+
+// writeComparison prints the explanation next to the problem's ground
+// truth. For TIME a feature is found when it is important; for the
+// baselines, which do not test, when it is among the n highest scores, n
+// being the number of relevant features (the benchmark's top-n rule).
+func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, tests bool) {
+	nRel := 0
+	for _, t := range p.Truth {
+		if t.Relevant {
+			nRel++
+		}
+	}
+	found := make([]bool, len(e.Features))
+	if tests {
+		for j, f := range e.Features {
+			found[j] = f.Important
+		}
+	} else {
+		for r, j := range byImportance(e) {
+			found[j] = r < nRel && e.Features[j].Score > 0
+		}
+	}
+
+	fmt.Fprintln(w)
+	if tests {
+		fmt.Fprintln(w, "ground truth:")
+	} else {
+		fmt.Fprintf(w, "ground truth (found = among the top %d scores):\n", nRel)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if tests {
+		fmt.Fprintln(tw, "feature\trelevant\tfound\ttrue window\tfound window\tordering true/found\twindow ordering true/found")
+	} else {
+		fmt.Fprintln(tw, "feature\trelevant\tfound\ttrue window")
+	}
+	var hits, falsePos, exact int
+	for j, t := range p.Truth {
+		f := e.Features[j]
+		trueWin := "-"
+		if t.Relevant {
+			trueWin = t.Window.String()
+		}
+		switch {
+		case found[j] && t.Relevant:
+			hits++
+			if tests && f.Window != nil && f.WindowSignificant && *f.Window == t.Window {
+				exact++
+			}
+		case found[j]:
+			falsePos++
+		}
+		if tests {
+			fw := "-"
+			if f.Important {
+				fw = foundWindow(f)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\n", t.Name, yesNo(t.Relevant), yesNo(found[j]), trueWin, fw,
+				yesNo(t.OrderingImportant), outcome(f.OrderingImportant, f.OrderingPValue),
+				yesNo(t.WindowOrderingImportant), outcome(f.WindowOrderingImportant, f.WindowOrderingPValue))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, yesNo(t.Relevant), yesNo(found[j]), trueWin)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "found %d of %d relevant features, %d irrelevant ones", hits, nRel, falsePos)
+	if tests {
+		fmt.Fprintf(w, "; significant window exactly right for %d of the %d found", exact, hits)
+	}
+	fmt.Fprintln(w)
+}

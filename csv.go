@@ -1,0 +1,519 @@
+package tempora
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Data files
+//
+// Besides NumPy .npy files (io.go), tempora reads user data from plain text:
+//
+//   - a data tensor in long CSV format (ReadTensorCSV): a header line
+//     naming the four columns instance, feature, timestep and value (in any
+//     order), then one line per cell, for example
+//
+//     instance,feature,timestep,value
+//     0,heart_rate,0,72.5
+//     0,heart_rate,1,73
+//     …
+//
+//     instance and timestep are 0-based integers; M and L are one more than
+//     the largest instance and timestep. feature is either a 0-based feature
+//     index or a feature name (see ReadTensorCSV for the rule). Every
+//     (instance, feature, timestep) cell must appear exactly once, in any
+//     order; values must be finite decimal numbers.
+//   - a vector, for example targets, with one value per line and an optional
+//     header line (ReadVectorCSV);
+//   - feature names, one per line (ReadFeatureNames).
+//
+// ReadDataset reads a whole Dataset, choosing the format of each file from
+// its extension (.npy or .csv).
+
+// csvColumns are the columns of the long tensor format, in the order
+// WriteTensorCSV writes them.
+var csvColumns = [4]string{"instance", "feature", "timestep", "value"}
+
+// maxCSVCells bounds the tensor size a CSV file may describe, as for .npy
+// files (2^31 values).
+const maxCSVCells = 1 << 31
+
+// ReadTensorCSV reads an M × D × L data tensor from a CSV file in the long
+// format described above and returns it with the feature names it used.
+//
+// The feature column is interpreted as follows. If featureNames is non-nil,
+// D = len(featureNames) and each feature entry is looked up first as one of
+// those names and otherwise parsed as a 0-based index below D; the returned
+// names are featureNames. If featureNames is nil and every feature entry is a
+// non-negative integer, the entries are indices, D is one more than the
+// largest, and the returned names are nil. Otherwise every entry is a name,
+// features are numbered in order of first appearance, and the returned names
+// list them in that order.
+//
+// It returns an error naming the file and line for a missing or misnamed
+// column, a malformed line, a negative or non-integer index, an unknown
+// feature name, a non-numeric or non-finite value, a cell given twice, or a
+// cell missing.
+func ReadTensorCSV(path string, featureNames []string) (*Tensor, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tempora: %w", err)
+	}
+	defer f.Close()
+	x, names, err := readTensorCSV(f, featureNames)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tempora: %s: %w", path, err)
+	}
+	return x, names, nil
+}
+
+// csvCell is one parsed line of a long-format file.
+type csvCell struct {
+	inst, ts int
+	feat     string
+	value    float64
+	line     int
+}
+
+func readTensorCSV(r io.Reader, featureNames []string) (*Tensor, []string, error) {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.FieldsPerRecord = len(csvColumns)
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	hdr, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, errors.New("file is empty (want a header line instance,feature,timestep,value)")
+	}
+	if err != nil {
+		return nil, nil, csvError(err)
+	}
+	var col [4]int // col[k] is the field holding csvColumns[k]
+	for k, name := range csvColumns {
+		col[k] = slices.IndexFunc(hdr, func(h string) bool {
+			return strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")), name)
+		})
+		if col[k] < 0 {
+			return nil, nil, fmt.Errorf("header %q lacks the column %q (want instance,feature,timestep,value)", strings.Join(hdr, ","), name)
+		}
+	}
+
+	var cells []csvCell
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		c := csvCell{feat: strings.TrimSpace(rec[col[1]]), line: line}
+		if c.inst, err = csvIndex(rec[col[0]], "instance", line); err != nil {
+			return nil, nil, err
+		}
+		if c.ts, err = csvIndex(rec[col[2]], "timestep", line); err != nil {
+			return nil, nil, err
+		}
+		if c.feat == "" {
+			return nil, nil, fmt.Errorf("line %d: empty feature", line)
+		}
+		if c.value, err = csvValue(rec[col[3]], line); err != nil {
+			return nil, nil, err
+		}
+		cells = append(cells, c)
+	}
+	if len(cells) == 0 {
+		return nil, nil, errors.New("no data lines after the header")
+	}
+
+	feat, names, err := csvFeatures(cells, featureNames)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, l := 0, 0
+	for _, c := range cells {
+		m, l = max(m, c.inst+1), max(l, c.ts+1)
+	}
+	d := len(names)
+	if names == nil {
+		d = slices.Max(feat) + 1
+	}
+	if m > maxCSVCells/d || m*d > maxCSVCells/l {
+		return nil, nil, fmt.Errorf("largest indices imply a %d×%d×%d tensor, which is too large", m, d, l)
+	}
+
+	// Sort the flat indices of the cells: adjacent equal indices are
+	// duplicates, and the first index k not found at position k is a
+	// missing cell. This needs no M×D×L scratch space, so a file with one
+	// absurd index fails before anything large is allocated.
+	type flat struct{ idx, cell int }
+	order := make([]flat, len(cells))
+	for k, c := range cells {
+		order[k] = flat{(c.inst*d+feat[k])*l + c.ts, k}
+	}
+	slices.SortFunc(order, func(a, b flat) int {
+		if a.idx != b.idx {
+			return a.idx - b.idx
+		}
+		return a.cell - b.cell
+	})
+	name := func(j int) string {
+		if names == nil {
+			return strconv.Itoa(j)
+		}
+		return strconv.Quote(names[j])
+	}
+	for k := 1; k < len(order); k++ {
+		if order[k].idx == order[k-1].idx {
+			a, b := cells[order[k-1].cell], cells[order[k].cell]
+			return nil, nil, fmt.Errorf("lines %d and %d both give instance %d, feature %s, timestep %d",
+				a.line, b.line, b.inst, name(feat[order[k].cell]), b.ts)
+		}
+	}
+	n := m * d * l
+	for k := 0; k < n; k++ {
+		if k >= len(order) || order[k].idx != k {
+			i, r := k/(d*l), k%(d*l)
+			return nil, nil, fmt.Errorf("no value for instance %d, feature %s, timestep %d (a %d×%d×%d tensor needs %d lines, found %d)",
+				i, name(r/l), r%l, m, d, l, n, len(cells))
+		}
+	}
+	x := NewTensor(m, d, l)
+	for k, c := range cells {
+		x.Data[(c.inst*d+feat[k])*l+c.ts] = c.value
+	}
+	return x, names, nil
+}
+
+// csvFeatures resolves the feature entries of cells to indices and returns
+// them with the names in use (nil when the entries are plain indices).
+func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error) {
+	feat := make([]int, len(cells))
+	if featureNames != nil {
+		if len(featureNames) == 0 {
+			return nil, nil, errors.New("empty list of feature names")
+		}
+		byName := make(map[string]int, len(featureNames))
+		for j, s := range featureNames {
+			if _, ok := byName[s]; !ok {
+				byName[s] = j
+			}
+		}
+		for k, c := range cells {
+			j, ok := byName[c.feat]
+			if !ok {
+				v, err := strconv.Atoi(c.feat)
+				if err != nil || v < 0 || v >= len(featureNames) {
+					return nil, nil, fmt.Errorf("line %d: feature %q is neither one of the %d feature names nor an index in 0..%d",
+						c.line, c.feat, len(featureNames), len(featureNames)-1)
+				}
+				j = v
+			}
+			feat[k] = j
+		}
+		return feat, featureNames, nil
+	}
+	indices := true
+	for k, c := range cells {
+		v, err := strconv.Atoi(c.feat)
+		if err != nil || v < 0 {
+			indices = false
+			break
+		}
+		feat[k] = v
+	}
+	if indices {
+		return feat, nil, nil
+	}
+	var names []string
+	byName := make(map[string]int)
+	for k, c := range cells {
+		j, ok := byName[c.feat]
+		if !ok {
+			j = len(names)
+			byName[c.feat] = j
+			names = append(names, c.feat)
+		}
+		feat[k] = j
+	}
+	return feat, names, nil
+}
+
+func csvIndex(s, what string, line int) (int, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("line %d: %s %q is not a non-negative integer", line, what, s)
+	}
+	if v >= maxCSVCells {
+		return 0, fmt.Errorf("line %d: %s %d is too large", line, what, v)
+	}
+	return v, nil
+}
+
+func csvValue(s string, line int) (float64, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if s == "" {
+			return 0, fmt.Errorf("line %d: empty value", line)
+		}
+		return 0, fmt.Errorf("line %d: value %q is not a number", line, s)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("line %d: value %q is not finite", line, s)
+	}
+	return v, nil
+}
+
+// csvError rewords the errors of encoding/csv, which carry the line.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			return fmt.Errorf("line %d: want 4 comma-separated fields (instance,feature,timestep,value)", pe.Line)
+		}
+		return fmt.Errorf("line %d: %v", pe.Line, pe.Err)
+	}
+	return err
+}
+
+// WriteTensorCSV writes x to path in the long CSV format read by
+// ReadTensorCSV, atomically: a header line, then one line per cell in
+// row-major order. The feature column holds featureNames[j] if featureNames
+// is non-nil (it must then have x.D entries) and the index j otherwise.
+// Values are written with the fewest digits that read back exactly.
+func WriteTensorCSV(path string, x *Tensor, featureNames []string) error {
+	if featureNames != nil && len(featureNames) != x.D {
+		return fmt.Errorf("tempora: %d feature names for %d features", len(featureNames), x.D)
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		cw := csv.NewWriter(bw)
+		if err := cw.Write(csvColumns[:]); err != nil {
+			return err
+		}
+		rec := make([]string, 4)
+		for i := 0; i < x.M; i++ {
+			rec[0] = strconv.Itoa(i)
+			for j := 0; j < x.D; j++ {
+				if featureNames != nil {
+					rec[1] = featureNames[j]
+				} else {
+					rec[1] = strconv.Itoa(j)
+				}
+				for t, v := range x.Series(i, j) {
+					rec[2] = strconv.Itoa(t)
+					rec[3] = strconv.FormatFloat(v, 'g', -1, 64)
+					if err := cw.Write(rec); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// ReadVectorCSV reads a vector, for example targets, from a text file with
+// one value per line. A first line that is not a number is taken as a header
+// and skipped; blank lines at the end are ignored. It returns an error naming
+// the file and line for a blank line inside the data, a line with more than
+// one field, a non-numeric or non-finite value, or a file without values.
+func ReadVectorCSV(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %w", err)
+	}
+	defer f.Close()
+	v, err := readVectorCSV(f)
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+	}
+	return v, nil
+}
+
+func readVectorCSV(r io.Reader) ([]float64, error) {
+	lines, err := readLines(r)
+	if err != nil {
+		return nil, err
+	}
+	var v []float64
+	for k, s := range lines {
+		line := k + 1
+		if s == "" {
+			return nil, fmt.Errorf("line %d is blank", line)
+		}
+		if strings.ContainsAny(s, ",;\t") {
+			return nil, fmt.Errorf("line %d: %q has several fields, want one value per line", line, s)
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			if k == 0 {
+				continue // header
+			}
+			return nil, fmt.Errorf("line %d: value %q is not a number", line, s)
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("line %d: value %q is not finite", line, s)
+		}
+		v = append(v, x)
+	}
+	if len(v) == 0 {
+		return nil, errors.New("no values")
+	}
+	return v, nil
+}
+
+// WriteVectorCSV writes v to path, one value per line without a header,
+// atomically, with the fewest digits that read back exactly.
+func WriteVectorCSV(path string, v []float64) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		var b []byte
+		for _, x := range v {
+			b = strconv.AppendFloat(b[:0], x, 'g', -1, 64)
+			b = append(b, '\n')
+			bw.Write(b)
+		}
+		return bw.Flush()
+	})
+}
+
+// ReadFeatureNames reads feature names from a text file, one name per line
+// (surrounding spaces trimmed; blank lines at the end ignored). It returns an
+// error naming the file and line for a blank name or a name given twice, or
+// for a file without names.
+func ReadFeatureNames(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %w", err)
+	}
+	defer f.Close()
+	names, err := readLines(f)
+	if err == nil && len(names) == 0 {
+		err = errors.New("no feature names")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+	}
+	seen := make(map[string]int, len(names))
+	for k, s := range names {
+		if s == "" {
+			return nil, fmt.Errorf("tempora: %s: line %d: blank feature name", path, k+1)
+		}
+		if p, ok := seen[s]; ok {
+			return nil, fmt.Errorf("tempora: %s: lines %d and %d both name %q", path, p+1, k+1, s)
+		}
+		seen[s] = k
+	}
+	return names, nil
+}
+
+// readLines returns the lines of r with surrounding white space (and any
+// byte-order mark) trimmed and trailing blank lines dropped.
+func readLines(r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		s := sc.Text()
+		if len(lines) == 0 {
+			s = strings.TrimPrefix(s, "\ufeff")
+		}
+		lines = append(lines, strings.TrimSpace(s))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, nil
+}
+
+// checkVector returns an error naming the first non-finite value of v, or
+// reporting that v is empty.
+func checkVector(v []float64) error {
+	if len(v) == 0 {
+		return errors.New("no values")
+	}
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("value %d is %v", i, x)
+		}
+	}
+	return nil
+}
+
+// ReadDataset reads a dataset from files, choosing each file's format from
+// its extension: ".npy" for NumPy arrays (ReadTensorNPY, ReadVectorNPY) and
+// ".csv" or ".txt" for text (ReadTensorCSV, ReadVectorCSV). dataPath holds
+// the M × D × L tensor and targetsPath the M targets; namesPath, if not
+// empty, holds one feature name per line (ReadFeatureNames). Names given in
+// a long-format CSV data file are used when namesPath is empty.
+//
+// The dataset is validated (Dataset.Validate with at least one instance),
+// so it returns an error, naming the files, when the number of targets or of
+// names does not match the data or a classification target is not 0 or 1.
+func ReadDataset(dataPath, targetsPath, namesPath string, task Task) (*Dataset, error) {
+	var names []string
+	if namesPath != "" {
+		var err error
+		if names, err = ReadFeatureNames(namesPath); err != nil {
+			return nil, err
+		}
+	}
+	var x *Tensor
+	switch ext := strings.ToLower(filepath.Ext(dataPath)); ext {
+	case ".npy":
+		var err error
+		if x, err = ReadTensorNPY(dataPath); err != nil {
+			return nil, err
+		}
+		if names != nil && len(names) != x.D {
+			return nil, fmt.Errorf("tempora: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
+		}
+	case ".csv", ".txt":
+		var err error
+		if x, names, err = ReadTensorCSV(dataPath, names); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("tempora: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
+	}
+	var y []float64
+	var err error
+	switch ext := strings.ToLower(filepath.Ext(targetsPath)); ext {
+	case ".npy":
+		y, err = ReadVectorNPY(targetsPath)
+	case ".csv", ".txt":
+		y, err = ReadVectorCSV(targetsPath)
+	default:
+		err = fmt.Errorf("tempora: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(y) != x.M {
+		return nil, fmt.Errorf("tempora: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
+	}
+	ds := &Dataset{X: x, Y: y, Task: task, FeatureNames: names}
+	if err := ds.Validate(1); err != nil {
+		return nil, fmt.Errorf("tempora: %s, %s: %s", dataPath, targetsPath, strings.TrimPrefix(err.Error(), "tempora: "))
+	}
+	return ds, nil
+}

@@ -1,0 +1,219 @@
+package tempora
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// sampleExplanation is a small TIME-like explanation that uses every field:
+// an important feature with a significant window and ordering, an important
+// feature whose window is not significant, an untested feature (NaN
+// p-values), a group, warnings and accounting.
+func sampleExplanation() *Explanation {
+	data := &Dataset{X: NewTensor(1, 3, 4), Y: []float64{0}, FeatureNames: []string{"hr", "bp", "temp"}}
+	e := NewExplanation("TIME", data)
+	copy(e.Cells, []float64{
+		0, 0.25, 0.25, 0,
+		0.125, 0.125, 0.125, 0.125,
+		0, 0, 0, 0,
+	})
+	f := &e.Features[0]
+	f.Tested, f.Important, f.Score, f.PValue, f.PAdjusted = true, true, 0.5, 1.0/51, 0.03
+	f.Window, f.WindowScore, f.WindowPValue, f.WindowPAdjusted, f.WindowSignificant = &Window{1, 2}, 0.25, 1.0/51, 1.0/51, true
+	f.OrderingPValue, f.OrderingPAdjusted, f.OrderingImportant = 0.04, 0.04, true
+	f.WindowOrderingPValue, f.WindowOrderingImportant = 0.5, false
+	f = &e.Features[1]
+	f.Tested, f.Important, f.Score, f.PValue, f.PAdjusted = true, true, 0.125, 0.02, 0.03
+	f.Window, f.WindowScore, f.WindowPValue, f.WindowPAdjusted = &Window{0, 3}, 0.125, 0.3, 0.3
+	f.OrderingPValue, f.OrderingPAdjusted = 0.7, 0.7
+	g := NewFeatureResult(-1, "vitals")
+	g.Members, g.Tested, g.Important, g.Score, g.PValue, g.PAdjusted = []int{0, 1}, true, true, 0.75, 1.0/51, 1.0/51
+	e.Groups = []FeatureResult{g}
+	e.Accounting = Accounting{ModelCalls: 412, InstanceEvals: 412000, WindowProbes: 9, Runtime: 1500 * time.Millisecond}
+	e.Warnings = []string{"feature temp: not tested"}
+	return e
+}
+
+// withoutNaN returns a deep copy of e with NaN p-values replaced by a
+// sentinel, so that reflect.DeepEqual can compare explanations.
+func withoutNaN(e *Explanation) *Explanation {
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(err)
+	}
+	var c Explanation
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	fix := func(fs []FeatureResult) {
+		for i := range fs {
+			for _, p := range []*float64{&fs[i].PValue, &fs[i].PAdjusted, &fs[i].WindowPValue, &fs[i].WindowPAdjusted,
+				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue} {
+				if math.IsNaN(*p) {
+					*p = -999
+				}
+			}
+		}
+	}
+	fix(c.Features)
+	fix(c.Groups)
+	return &c
+}
+
+func TestExplanationJSONGolden(t *testing.T) {
+	b, err := json.MarshalIndent(sampleExplanation(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "explanation.json", append(b, '\n'))
+}
+
+func TestExplanationJSONRoundTrip(t *testing.T) {
+	e := sampleExplanation()
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Explanation
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	// Untested p-values travel as null and come back as NaN.
+	if !strings.Contains(string(b), `"p_value":null`) {
+		t.Errorf("NaN p-value not written as null: %s", b)
+	}
+	temp := back.Features[2]
+	for name, p := range map[string]float64{"p": temp.PValue, "adjusted p": temp.PAdjusted, "window p": temp.WindowPValue,
+		"ordering p": temp.OrderingPValue, "window ordering p": temp.WindowOrderingPValue} {
+		if !math.IsNaN(p) {
+			t.Errorf("untested %s decoded as %v, want NaN", name, p)
+		}
+	}
+	if temp.Window != nil {
+		t.Errorf("missing window decoded as %v", temp.Window)
+	}
+	// Everything else survives exactly, including single-feature Members
+	// (omitted in JSON and restored) and the runtime.
+	got, want := withoutNaN(&back), sampleExplanation()
+	for _, fs := range [][]FeatureResult{want.Features, want.Groups} {
+		for i := range fs {
+			for _, p := range []*float64{&fs[i].PValue, &fs[i].PAdjusted, &fs[i].WindowPValue, &fs[i].WindowPAdjusted,
+				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue} {
+				if math.IsNaN(*p) {
+					*p = -999
+				}
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip changed the explanation:\n got %+v\nwant %+v", got, want)
+	}
+	// Marshalling the decoded value reproduces the bytes.
+	b2, err := json.Marshal(&back)
+	if err != nil || !bytes.Equal(b, b2) {
+		t.Errorf("re-encoding differs (%v):\n%s\n%s", err, b, b2)
+	}
+}
+
+func TestExplanationJSONErrors(t *testing.T) {
+	e := sampleExplanation()
+	e.Cells[5] = math.Inf(1)
+	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "explanation cell (1, 1) is +Inf") {
+		t.Errorf("infinite cell: error %v", err)
+	}
+	e = sampleExplanation()
+	e.Cells = e.Cells[:11]
+	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "11 cells for 3×4") {
+		t.Errorf("short cells: error %v", err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"num_features": 2, "num_timesteps": 1, "cells": [[0]]}`, "1 cell rows for 2 features"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0]]}`, "cell row 0 has 1 values for 2 timesteps"},
+		{`{"method": 3}`, "cannot unmarshal"},
+	} {
+		var e Explanation
+		if err := json.Unmarshal([]byte(tc.in), &e); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Unmarshal(%s): error %v, want one containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestExplanationWithoutWarningsHasEmptyList(t *testing.T) {
+	e := sampleExplanation()
+	e.Warnings = nil
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"warnings":[]`) {
+		t.Errorf("nil warnings not written as []: %s", b)
+	}
+}
+
+func TestExplanationCSVGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleExplanation().WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	// One header, three features, one group.
+	if len(lines) != 5 || lines[0] != strings.Join(CSVHeader, ",") {
+		t.Errorf("CSV has %d lines, header %q", len(lines), lines[0])
+	}
+	golden(t, "explanation.csv", buf.Bytes())
+}
+
+func TestWindow(t *testing.T) {
+	w := Window{Start: 3, End: 7}
+	if w.Len() != 5 || w.String() != "[3, 7]" || !w.Contains(3) || !w.Contains(7) || w.Contains(2) || w.Contains(8) {
+		t.Errorf("Window %v: Len %d, String %q", w, w.Len(), w.String())
+	}
+	if (Window{4, 4}).Len() != 1 {
+		t.Error("single-timestep window length")
+	}
+}
+
+func TestNewExplanation(t *testing.T) {
+	data := &Dataset{X: NewTensor(2, 3, 5), Y: []float64{0, 1}}
+	e := NewExplanation("LIME", data)
+	if e.Method != "LIME" || e.D != 3 || e.L != 5 || len(e.Cells) != 15 || len(e.Features) != 3 {
+		t.Fatalf("NewExplanation = %+v", e)
+	}
+	f := e.Features[2]
+	if f.Name != "2" || f.Index != 2 || !reflect.DeepEqual(f.Members, []int{2}) || f.Tested || !math.IsNaN(f.PValue) || !math.IsNaN(f.WindowOrderingPValue) {
+		t.Errorf("feature 2 = %+v", f)
+	}
+	e.Cells[1*5+4] = 9
+	if e.Cell(1, 4) != 9 {
+		t.Error("Cell(1, 4) does not read Cells[j*L+t]")
+	}
+}

@@ -1,0 +1,132 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+// ExportOptions describe a sharded run for a cluster scheduler.
+type ExportOptions struct {
+	// Run holds the run's options; Out is the directory below which shard
+	// i writes shard-i/, and Shard is ignored.
+	Run Options
+	// Shards is the number of shards (jobs), at least 1.
+	Shards int
+	// Binary is the path of the tempora binary on the execution hosts
+	// (a shared file system is assumed); empty means "./tempora".
+	Binary string
+}
+
+// Export writes a job description that runs every shard of a suite with one
+// static tempora binary: kind "condor" writes an HTCondor submit file
+// (one job per shard, $(Process) = shard index), kind "slurm" writes a
+// Slurm batch script with a job array (SLURM_ARRAY_TASK_ID = shard index).
+// Each shard writes Out/shard-i; the file ends with the merge command.
+func Export(w io.Writer, kind string, e ExportOptions) error {
+	o := e.Run
+	if e.Shards < 1 {
+		return fmt.Errorf("experiments: %d shards, want at least 1", e.Shards)
+	}
+	if o.Out == "" {
+		return fmt.Errorf("experiments: no output directory")
+	}
+	if _, err := newPlan(&o); err != nil {
+		return err
+	}
+	var tmpl *template.Template
+	switch kind {
+	case "condor":
+		tmpl = condorTemplate
+	case "slurm":
+		tmpl = slurmTemplate
+	default:
+		return fmt.Errorf("experiments: unknown scheduler %q (want condor or slurm)", kind)
+	}
+	bin := e.Binary
+	if bin == "" {
+		bin = "./tempora"
+	}
+	args := []string{"run", "-suite", o.Suite}
+	if o.Grid != "" {
+		args = append(args, "-grid", o.Grid)
+	}
+	if o.Models > 0 {
+		args = append(args, "-models", strconv.Itoa(o.Models))
+	}
+	if len(o.Methods) > 0 {
+		args = append(args, "-methods", strings.Join(o.Methods, ","))
+	}
+	if o.Workers > 0 {
+		args = append(args, "-workers", strconv.Itoa(o.Workers))
+	}
+	if o.Seed != 0 {
+		args = append(args, "-seed", strconv.FormatUint(o.Seed, 10))
+	}
+	if o.Quick {
+		args = append(args, "-quick")
+	}
+	workers := o.Workers
+	if workers == 0 {
+		workers = 1
+	}
+	var shards []string
+	for i := range e.Shards {
+		shards = append(shards, fmt.Sprintf("%s/shard-%d", o.Out, i))
+	}
+	return tmpl.Execute(w, map[string]any{
+		"Binary": bin, "Args": args, "Shards": e.Shards, "Last": e.Shards - 1,
+		"Out": o.Out, "Suite": o.Suite, "CPUs": workers, "ShardDirs": shards,
+	})
+}
+
+var funcs = template.FuncMap{
+	// sh quotes a word for the POSIX shell.
+	"sh": func(s string) string {
+		if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>(){}*?[]#~!") {
+			return s
+		}
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	},
+	// condor quotes a word for HTCondor's "new" arguments syntax.
+	"condor": func(s string) string {
+		s = strings.ReplaceAll(s, `"`, `""`)
+		if s != "" && !strings.ContainsAny(s, " \t'") {
+			return s
+		}
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	},
+}
+
+var condorTemplate = template.Must(template.New("condor").Funcs(funcs).Parse(`# HTCondor submit file for tempora suite {{.Suite}}: {{.Shards}} shards.
+# Jobs run on a shared file system in the submit directory (should_transfer_files = NO).
+# Submit with: mkdir -p {{.Out}}/logs && condor_submit this-file
+# Each job writes {{.Out}}/shard-$(Process); when all are done, merge with
+#   tempora merge -out {{.Out}}/merged{{range .ShardDirs}} {{.}}{{end}}
+universe                = vanilla
+executable              = {{.Binary}}
+transfer_executable     = False
+arguments               = "{{range .Args}}{{condor .}} {{end}}-shard $(Process)/{{.Shards}} -out {{condor .Out}}/shard-$(Process)"
+request_cpus            = {{.CPUs}}
+output                  = {{.Out}}/logs/shard-$(Process).out
+error                   = {{.Out}}/logs/shard-$(Process).err
+log                     = {{.Out}}/logs/condor.log
+should_transfer_files   = NO
+queue {{.Shards}}
+`))
+
+var slurmTemplate = template.Must(template.New("slurm").Funcs(funcs).Parse(`#!/bin/sh
+# Slurm batch script for tempora suite {{.Suite}}: {{.Shards}} shards.
+# Submit with: mkdir -p {{sh .Out}}/logs && sbatch this-file
+# Each array task writes {{.Out}}/shard-$SLURM_ARRAY_TASK_ID; when all are done, merge with
+#   tempora merge -out {{.Out}}/merged{{range .ShardDirs}} {{.}}{{end}}
+#SBATCH --job-name=tempora-{{.Suite}}
+#SBATCH --array=0-{{.Last}}
+#SBATCH --cpus-per-task={{.CPUs}}
+#SBATCH --output={{.Out}}/logs/shard-%a.out
+#SBATCH --error={{.Out}}/logs/shard-%a.err
+set -eu
+exec {{sh .Binary}}{{range .Args}} {{sh .}}{{end}} -shard "$SLURM_ARRAY_TASK_ID/{{.Shards}}" -out {{sh .Out}}/shard-"$SLURM_ARRAY_TASK_ID"
+`))

@@ -1,0 +1,365 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"tempora"
+	"tempora/internal/record"
+)
+
+// fakeSource returns a tiny deterministic problem for any spec: the spec's
+// instances × 3 features × 4 timesteps drawn from the seed; feature 0 is
+// relevant on [1, 2] and feature 2 on [0, 3]. The model sums feature 0's
+// window.
+func fakeSource(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+	const d, l = 3, 4
+	m := spec.Instances
+	rng := tempora.NewRand(seed, "fake")
+	x := tempora.NewTensor(m, d, l)
+	for i := range x.Data {
+		x.Data[i] = rng.NormFloat64()
+	}
+	y := make([]float64, m)
+	for i := range y {
+		y[i] = x.At(i, 0, 1) + x.At(i, 0, 2)
+	}
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range x.M {
+			dst[i] = x.At(i, 0, 1) + x.At(i, 0, 2)
+		}
+		return nil
+	})
+	tr := &Truth{
+		Relevant:                []bool{true, false, true},
+		Windows:                 []tempora.Window{{Start: 1, End: 2}, {Start: 0, End: 3}, {Start: 0, End: 3}},
+		EffectSize:              []float64{1, 0, 1},
+		OrderingImportant:       []bool{true, false, false},
+		WindowOrderingImportant: []bool{false, false, false},
+	}
+	return &Problem{Data: &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}, Model: model, Truth: tr}, nil
+}
+
+// fakeExplainer scores cells with random numbers from its seed plus the
+// mean of the data, so that its output depends on the seed and the
+// problem; it counts its calls and can cancel a context after a number of
+// calls.
+type fakeExplainer struct {
+	seed   uint64
+	calls  *atomic.Int64
+	cancel func(n int64) // called with the running call count
+}
+
+func (f fakeExplainer) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	if f.calls != nil {
+		n := f.calls.Add(1)
+		if f.cancel != nil {
+			f.cancel(n)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e := tempora.NewExplanation("fake", data)
+	rng := tempora.NewRand(f.seed, "cells")
+	var mean float64
+	for _, v := range data.X.Data {
+		mean += v
+	}
+	mean /= float64(len(data.X.Data))
+	for k := range e.Cells {
+		e.Cells[k] = rng.Float64() + mean
+	}
+	for j := range e.Features {
+		e.Features[j].Tested = true
+		e.Features[j].Important = rng.IntN(2) == 1
+		e.Features[j].Window = &tempora.Window{Start: 1, End: 2}
+	}
+	e.Accounting.ModelCalls = 1
+	e.Accounting.InstanceEvals = int64(data.X.M)
+	return e, nil
+}
+
+// fakeMethods returns a paired method ("PAIR" → PAIR, PAIR-n, like TIME)
+// and a single one ("SOLO").
+func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
+	mk := func(seed uint64, _ int, _ *Setting) tempora.Explainer {
+		return fakeExplainer{seed: seed, calls: calls, cancel: cancel}
+	}
+	return []Method{
+		{Name: "PAIR", New: mk, Outputs: []Output{
+			{Name: "PAIR", Mode: AllNonZero, TIMEMetrics: true},
+			{Name: "PAIR-n", Mode: TopN, TIMEMetrics: true},
+		}},
+		{Name: "SOLO", New: mk},
+	}
+}
+
+// fakeOptions runs the testsize-regression suite (4 settings at quick
+// scale share one problem per model) with the fake problems and methods.
+func fakeOptions(out string, calls *atomic.Int64, cancel func(int64)) Options {
+	return Options{
+		Suite: "testsize-regression", Quick: true, Models: 3, Seed: 7,
+		Methods: []string{"PAIR", "PAIR-n", "SOLO"}, Extra: fakeMethods(calls, cancel),
+		Out: out, source: fakeSource,
+	}
+}
+
+var runtimeField = regexp.MustCompile(`"runtime_seconds": [^,\n]*`)
+
+// readRecordFiles returns every file below dir/records by relative path,
+// with runtime fields (which differ between runs) zeroed. It fails on
+// temporary files left behind.
+func readRecordFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	root := filepath.Join(dir, "records")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			return fs.SkipDir
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			t.Errorf("temporary file %s left behind", p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = runtimeField.ReplaceAllString(string(b), `"runtime_seconds": 0`)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func sameFiles(t *testing.T, name string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d record files, want %d", name, len(got), len(want))
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing %s", name, k)
+		case g != w:
+			t.Errorf("%s: %s differs:\n%s\nwant\n%s", name, k, g, w)
+		}
+	}
+}
+
+func TestRunRecords(t *testing.T) {
+	out := t.TempDir()
+	var calls atomic.Int64
+	o := fakeOptions(out, &calls, nil)
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	// 4 instance counts (100…800) × 3 models × 2 runs (PAIR, SOLO).
+	if got := calls.Load(); got != 24 {
+		t.Errorf("%d explanations, want 24", got)
+	}
+	recs, err := record.ReadAll(filepath.Join(out, "records"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 36 {
+		t.Fatalf("%d records, want 36 (4 counts × 3 models × 3 outputs)", len(recs))
+	}
+	for _, r := range recs {
+		n := 14 // detection metrics + TIME metrics
+		if r.Method == "SOLO" {
+			n = 8
+		}
+		if len(r.Metrics) != n {
+			t.Errorf("%s: %d metrics, want %d", r.Key(), len(r.Metrics), n)
+		}
+		if r.Truth == nil || r.Explanation == nil || r.ModelCalls != 1 {
+			t.Errorf("%s: truth, explanation or accounting missing", r.Key())
+		}
+	}
+	// Every method sees the same problem: equal seeds per (setting, model).
+	seeds := map[string]uint64{}
+	for _, r := range recs {
+		k := fmt.Sprint(r.Model)
+		if s, ok := seeds[k]; ok && s != r.Seed {
+			t.Errorf("%s: problem seed %d, other records of model %d have %d", r.Key(), r.Seed, r.Model, s)
+		}
+		seeds[k] = r.Seed
+	}
+	// PAIR and PAIR-n come from one explanation.
+	a, _ := recs[0].Get("feature-power-all")
+	b, _ := recs[1].Get("feature-power-all")
+	if recs[0].Method != "PAIR" || recs[1].Method != "PAIR-n" || a != b || recs[0].RuntimeSeconds != recs[1].RuntimeSeconds {
+		t.Errorf("PAIR and PAIR-n records disagree on their shared run: %s %v %v", recs[1].Method, a, b)
+	}
+	bench, err := os.ReadFile(filepath.Join(out, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(bench)), "\n")
+	var nb int
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") {
+			nb++
+		}
+	}
+	if nb != 36 || !slices.Contains(lines, "suite: testsize-regression") || !slices.Contains(lines, "seed: 7") {
+		t.Errorf("bench.txt has %d benchmark lines (want 36) or lacks its suite/seed header:\n%s", nb, bench)
+	}
+
+	// Rerunning does nothing.
+	calls.Store(0)
+	before := readRecordFiles(t, out)
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 {
+		t.Errorf("rerun explained %d problems, want 0", calls.Load())
+	}
+	sameFiles(t, "rerun", readRecordFiles(t, out), before)
+
+	// Adding a model leaves existing records alone and adds one model's.
+	o.Models = 4
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 8 {
+		t.Errorf("adding a model explained %d problems, want 8", calls.Load())
+	}
+	after := readRecordFiles(t, out)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("adding a model changed %s", k)
+		}
+	}
+
+	// A directory of another run is refused.
+	o.Seed = 8
+	if err := Run(context.Background(), o); err == nil {
+		t.Error("run with another seed into the same directory: no error")
+	}
+}
+
+func TestRunResume(t *testing.T) {
+	ref := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(ref, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := readRecordFiles(t, ref)
+
+	out := t.TempDir()
+	for _, k := range []int64{1, 5, 11} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls atomic.Int64
+		// Cancel during the k-th explanation.
+		o := fakeOptions(out, &calls, func(n int64) {
+			if n == k {
+				cancel()
+			}
+		})
+		err := Run(ctx, o)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted run: error %v, want context.Canceled", err)
+		}
+		readRecordFiles(t, out) // no temporary files
+	}
+	// The interrupted runs finished 0, 4 and 10 items (each cancelled
+	// during the k-th explanation of its own run): 14 of 24 items.
+	if got := len(readRecordFiles(t, out)); got != 14*36/24 {
+		t.Errorf("after the interrupted runs: %d records, want %d", got, 14*36/24)
+	}
+	if err := Run(context.Background(), fakeOptions(out, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "resumed", readRecordFiles(t, out), want)
+}
+
+func TestShardMerge(t *testing.T) {
+	ref := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(ref, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := readRecordFiles(t, ref)
+
+	root := t.TempDir()
+	const n = 3
+	var dirs []string
+	for i := range n {
+		d := filepath.Join(root, fmt.Sprintf("shard-%d", i))
+		o := fakeOptions(d, nil, nil)
+		o.Shard = Shard{I: i, N: n}
+		if err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	merged := filepath.Join(root, "merged")
+	// Two shards are not complete.
+	err := Merge(merged, dirs[:2], fakeMethods(nil, nil))
+	var inc *IncompleteError
+	if !errors.As(err, &inc) || len(inc.Missing) == 0 {
+		t.Errorf("merging 2 of 3 shards: error %v, want an IncompleteError", err)
+	}
+	if err := Merge(merged, dirs, fakeMethods(nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "merged", readRecordFiles(t, merged), want)
+	bm, _ := os.ReadFile(filepath.Join(merged, "bench.txt"))
+	br, _ := os.ReadFile(filepath.Join(ref, "bench.txt"))
+	if strip := func(b []byte) string { return regexp.MustCompile(`[0-9.e+-]+ sec/op`).ReplaceAllString(string(b), "") }; strip(bm) != strip(br) {
+		t.Errorf("merged bench.txt differs from the unsharded one:\n%s\nwant\n%s", bm, br)
+	}
+
+	// Inputs of different runs are refused.
+	other := filepath.Join(root, "other")
+	o := fakeOptions(other, nil, nil)
+	o.Seed, o.Shard = 99, Shard{I: 2, N: n}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if err := Merge(filepath.Join(root, "bad"), []string{dirs[0], dirs[1], other}, fakeMethods(nil, nil)); err == nil {
+		t.Error("merging shards of runs with different seeds: no error")
+	}
+	if err := Merge(filepath.Join(root, "bad2"), []string{dirs[0], dirs[0]}, fakeMethods(nil, nil)); err == nil {
+		t.Error("merging one shard twice: no error")
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	base := fakeOptions(t.TempDir(), nil, nil)
+	for _, c := range []struct {
+		name string
+		edit func(o *Options)
+	}{
+		{"no out", func(o *Options) { o.Out = "" }},
+		{"unknown suite", func(o *Options) { o.Suite = "table2" }},
+		{"unknown method", func(o *Options) { o.Methods = []string{"FOO"} }},
+		{"bad shard", func(o *Options) { o.Shard = Shard{I: 3, N: 3} }},
+		{"grid for table1", func(o *Options) { o.Suite, o.Grid = "table1", "noise=0" }},
+		{"bad grid", func(o *Options) { o.Suite, o.Grid = "grid", "noise=-1" }},
+		{"negative models", func(o *Options) { o.Models = -1 }},
+	} {
+		o := base
+		c.edit(&o)
+		if err := Run(context.Background(), o); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}

@@ -1,0 +1,340 @@
+package experiments
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tempora"
+	"tempora/internal/record"
+)
+
+// Param is one key=value part of an experimental setting.
+type Param = record.Param
+
+// ProblemSpec describes a synthetic problem (see synth.Config). Noise is
+// "auto" or a non-negative number.
+type ProblemSpec struct {
+	Instances, Features, Timesteps int
+	FractionRelevant               float64
+	Task                           tempora.Task
+	Noise                          string
+	WindowIndependent              bool
+}
+
+// Setting is one experimental setting of a suite: the problem synthesised
+// for it, how many of its instances are analysed, and the explainer
+// parameters that the suite fixes.
+type Setting struct {
+	// Params name the setting in records ("suite/k=v/…"); empty for a
+	// suite's single default setting.
+	Params []Param
+	// Problem is the problem synthesised (once per model).
+	Problem ProblemSpec
+	// Head is the number of leading instances analysed; zero means all.
+	Head int
+	// Permutations, Alpha and Gamma configure TIME (and PERM's
+	// permutations); zero means the explainer's default (50, 0.1, 0.99).
+	Permutations int
+	Alpha, Gamma float64
+	// Quick is set at the quick scale, so that methods may shrink their own
+	// budgets (e.g. LIME's samples).
+	Quick bool
+
+	// problemKey names the problem among the suite's settings: settings
+	// with equal keys analyse the same problems (testsize-* share one
+	// problem per model across instance counts).
+	problemKey string
+}
+
+// Key returns the setting's parameters as "k=v/k=v" ("" when none).
+func (s *Setting) Key() string { return paramKey(s.Params) }
+
+func paramKey(ps []Param) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Key + "=" + p.Value
+	}
+	return strings.Join(parts, "/")
+}
+
+// Suite is a named experiment: its settings, the number of models per
+// setting and the methods it runs by default, at paper and quick scale.
+type Suite struct {
+	// Name is the suite's name in records and on the command line.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Models and QuickModels are the default numbers of models (problems)
+	// per setting at the two scales.
+	Models, QuickModels int
+	// Methods are the default method (output) names.
+	Methods []string
+	// settings returns the settings at one scale; grid is the -grid spec.
+	settings func(quick bool, grid string) ([]Setting, error)
+}
+
+// Settings returns the suite's settings at the given scale; grid is the
+// sweep specification of the grid suite and must be empty otherwise.
+func (s *Suite) Settings(quick bool, grid string) ([]Setting, error) {
+	if s.Name != "grid" && grid != "" {
+		return nil, fmt.Errorf("experiments: suite %s takes no grid (got %q)", s.Name, grid)
+	}
+	return s.settings(quick, grid)
+}
+
+// AllMethods are the methods of the paper's tables, in the paper's order.
+var AllMethods = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
+
+// Paper scale of the baseline comparison (reference-facts §6.1 and §6.2).
+var (
+	table1Problem  = ProblemSpec{Instances: 1000, Features: 10, Timesteps: 20, FractionRelevant: 0.5, Task: tempora.Classification, Noise: "auto"}
+	tableS2Problem = ProblemSpec{Instances: 1000, Features: 30, Timesteps: 20, FractionRelevant: 0.33, Task: tempora.Classification, Noise: "auto"}
+)
+
+// Quick scale: chosen so that all four paper suites at quick scale finish in
+// about ten minutes on two cores (measured; see docs/experiments.md).
+const (
+	quickTableInstances = 200
+	quickTestsizeMax    = 800
+)
+
+// testsizeCounts are the analysed instance counts of the test-set-size
+// sweeps (reference-facts §6.3).
+var testsizeCounts = []int{100, 200, 400, 800, 1600, 3200, 6400}
+
+// Suites lists the named suites.
+var Suites = []*Suite{
+	{
+		Name: "table1", Doc: "baseline comparison, paper Tables 1 and S1 (1000×10×20, 5 relevant, classification)",
+		Models: 100, QuickModels: 3, Methods: AllMethods,
+		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(table1Problem, quick), nil },
+	},
+	{
+		Name: "table-s2", Doc: "baseline comparison with 30 features, paper Table S2 (1000×30×20, 10 relevant, classification)",
+		Models: 100, QuickModels: 2, Methods: AllMethods,
+		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
+	},
+	{
+		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
+		Models: 100, QuickModels: 2, Methods: []string{"TIME"},
+		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
+	},
+	{
+		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
+		Models: 100, QuickModels: 2, Methods: []string{"TIME"},
+		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Classification, quick), nil },
+	},
+	{
+		Name: "grid", Doc: "generic sweep over synth and explainer parameters (-grid 'noise=0,0.5;gamma=0.95,0.99') around the Table 1 setting",
+		Models: 20, QuickModels: 2, Methods: []string{"TIME", "TIME-n"},
+		settings: gridSettings,
+	},
+}
+
+// LookupSuite returns the named suite.
+func LookupSuite(name string) (*Suite, error) {
+	for _, s := range Suites {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(Suites))
+	for i, s := range Suites {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("experiments: unknown suite %q (have %s)", name, strings.Join(names, ", "))
+}
+
+func tableSettings(p ProblemSpec, quick bool) []Setting {
+	s := Setting{Params: []Param{}, Problem: p, Quick: quick}
+	if quick {
+		s.Problem.Instances = quickTableInstances
+		s.Params = []Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
+	}
+	s.problemKey = s.Key()
+	return []Setting{s}
+}
+
+func testsizeSettings(task tempora.Task, quick bool) []Setting {
+	p := ProblemSpec{Instances: 6400, Features: 30, Timesteps: 50, FractionRelevant: 0.33, Task: task, Noise: "auto"}
+	if quick {
+		p.Instances = quickTestsizeMax
+	}
+	var ss []Setting
+	for _, n := range testsizeCounts {
+		if n > p.Instances {
+			break
+		}
+		ss = append(ss, Setting{
+			Params:  []Param{{Key: "instances", Value: strconv.Itoa(n)}},
+			Problem: p, Head: n, Quick: quick,
+			// Synthesise and calibrate once per model on the largest
+			// count, then analyse prefixes (decision 10).
+			problemKey: "max=" + strconv.Itoa(p.Instances),
+		})
+	}
+	return ss
+}
+
+// GridParams are the parameters the grid suite can sweep, with what they
+// set. Problem parameters change the synthesised problem; the others
+// configure TIME (and PERM) on the same problems.
+var GridParams = []struct{ Name, Doc string }{
+	{"features", "number of features D"},
+	{"timesteps", "sequence length L"},
+	{"instances", "number of instances M"},
+	{"relevant", "fraction of relevant features"},
+	{"task", "regression or classification"},
+	{"noise", "noise multiplier β of the irrelevant features, or auto"},
+	{"window-independent", "window-independent sequences (true/false)"},
+	{"permutations", "permutations per test"},
+	{"gamma", "TIME's window-search γ"},
+	{"alpha", "TIME's FDR level α"},
+}
+
+func isProblemParam(name string) bool {
+	switch name {
+	case "features", "timesteps", "instances", "relevant", "task", "noise", "window-independent":
+		return true
+	}
+	return false
+}
+
+// ParseGrid parses a sweep specification "name=v1,v2;name=v3" into its
+// parameters, in order, checking names and values.
+func ParseGrid(spec string) ([][]Param, error) {
+	var axes [][]Param
+	seen := map[string]bool{}
+	for part := range strings.SplitSeq(spec, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, vals, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("experiments: grid part %q is not name=v1,v2,…", part)
+		}
+		if !slices.ContainsFunc(GridParams, func(g struct{ Name, Doc string }) bool { return g.Name == name }) {
+			return nil, fmt.Errorf("experiments: unknown grid parameter %q", name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("experiments: grid parameter %q given twice", name)
+		}
+		seen[name] = true
+		var axis []Param
+		for v := range strings.SplitSeq(vals, ",") {
+			v = strings.TrimSpace(v)
+			p := Param{Key: name, Value: v}
+			var s Setting
+			if err := applyParam(&s, p); err != nil {
+				return nil, err
+			}
+			if slices.Contains(axis, p) {
+				return nil, fmt.Errorf("experiments: grid value %s=%s given twice", name, v)
+			}
+			axis = append(axis, p)
+		}
+		axes = append(axes, axis)
+	}
+	if len(axes) == 0 {
+		return nil, fmt.Errorf("experiments: empty grid specification %q", spec)
+	}
+	return axes, nil
+}
+
+// applyParam sets one grid parameter on a setting.
+func applyParam(s *Setting, p Param) error {
+	if p.Value == "" || strings.ContainsAny(p.Value, " \t/=") {
+		return fmt.Errorf("experiments: bad grid value %q for %s", p.Value, p.Key)
+	}
+	posInt := func() (int, error) {
+		n, err := strconv.Atoi(p.Value)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("experiments: grid %s=%s, want a positive integer", p.Key, p.Value)
+		}
+		return n, nil
+	}
+	unit := func(lo, hi float64) (float64, error) {
+		f, err := strconv.ParseFloat(p.Value, 64)
+		if err != nil || !(f > lo && f < hi) {
+			return 0, fmt.Errorf("experiments: grid %s=%s, want a number in (%g, %g)", p.Key, p.Value, lo, hi)
+		}
+		return f, nil
+	}
+	var err error
+	switch p.Key {
+	case "features":
+		s.Problem.Features, err = posInt()
+	case "timesteps":
+		s.Problem.Timesteps, err = posInt()
+	case "instances":
+		s.Problem.Instances, err = posInt()
+	case "permutations":
+		s.Permutations, err = posInt()
+	case "relevant":
+		s.Problem.FractionRelevant, err = unit(0, 1.0000001)
+	case "gamma":
+		s.Gamma, err = unit(0, 1)
+	case "alpha":
+		s.Alpha, err = unit(0, 1)
+	case "task":
+		s.Problem.Task, err = tempora.ParseTask(p.Value)
+	case "noise":
+		if p.Value != "auto" {
+			if f, e := strconv.ParseFloat(p.Value, 64); e != nil || f < 0 {
+				err = fmt.Errorf("experiments: grid noise=%s, want auto or a number ≥ 0", p.Value)
+			}
+		}
+		s.Problem.Noise = p.Value
+	case "window-independent":
+		s.Problem.WindowIndependent, err = strconv.ParseBool(p.Value)
+		if err != nil {
+			err = fmt.Errorf("experiments: grid window-independent=%s, want true or false", p.Value)
+		}
+	default:
+		err = fmt.Errorf("experiments: unknown grid parameter %q", p.Key)
+	}
+	return err
+}
+
+// gridSettings expands a grid specification into the cross product of its
+// axes (the first axis varies slowest), around the Table 1 problem.
+func gridSettings(quick bool, spec string) ([]Setting, error) {
+	axes, err := ParseGrid(spec)
+	if err != nil {
+		return nil, err
+	}
+	base := Setting{Problem: table1Problem, Quick: quick}
+	sweepsInstances := slices.ContainsFunc(axes, func(a []Param) bool { return a[0].Key == "instances" })
+	var scale []Param
+	if quick && !sweepsInstances {
+		base.Problem.Instances = quickTableInstances
+		scale = []Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
+	}
+	var out []Setting
+	var rec func(i int, s Setting, ps []Param)
+	rec = func(i int, s Setting, ps []Param) {
+		if i == len(axes) {
+			s.Params = append(slices.Clone(ps), scale...)
+			var pk []Param
+			for _, p := range s.Params {
+				if isProblemParam(p.Key) {
+					pk = append(pk, p)
+				}
+			}
+			s.problemKey = paramKey(pk)
+			out = append(out, s)
+			return
+		}
+		for _, p := range axes[i] {
+			t := s
+			applyParam(&t, p) // validated by ParseGrid
+			rec(i+1, t, append(slices.Clone(ps), p))
+		}
+	}
+	rec(0, base, nil)
+	return out, nil
+}

@@ -1,0 +1,235 @@
+package explain
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Hierarchy is a user's tree of feature groups. TIME tests the top-level
+// Groups as one family; the members of a rejected group (its Features, each
+// tested alone, and its Children, each tested jointly) form the next family,
+// and so on down. Features that appear nowhere in the hierarchy are not
+// tested.
+//
+// A nil *Hierarchy means the flat hierarchy: every feature is tested alone
+// in a single family.
+type Hierarchy struct {
+	Groups []*Group
+}
+
+// Group is a named set of features tested jointly: one instance permutation
+// (or timestep permutation) moves all of its members together. Its members
+// are its own Features and the members of its Children. A group must have
+// a non-empty name, unique in its hierarchy, and at least one feature or
+// child; a feature may appear only once in a whole hierarchy.
+type Group struct {
+	Name     string
+	Features []int
+	Children []*Group
+}
+
+// members returns the sorted features of g and its descendants.
+func (g *Group) members() []int {
+	var out []int
+	var walk func(*Group)
+	walk = func(g *Group) {
+		out = append(out, g.Features...)
+		for _, c := range g.Children {
+			walk(c)
+		}
+	}
+	walk(g)
+	slices.Sort(out)
+	return out
+}
+
+// validate checks the hierarchy against d features (d < 0: unknown, only
+// non-negativity is checked) with optional names for messages.
+func (h *Hierarchy) validate(d int, names []string) error {
+	if len(h.Groups) == 0 {
+		return fmt.Errorf("explain: hierarchy has no groups")
+	}
+	featName := func(j int) string {
+		if j >= 0 && j < len(names) {
+			return fmt.Sprintf("%d (%q)", j, names[j])
+		}
+		return strconv.Itoa(j)
+	}
+	owner := map[int]string{}
+	seen := map[string]bool{}
+	var walk func(g *Group, path string) error
+	walk = func(g *Group, path string) error {
+		if g == nil {
+			return fmt.Errorf("explain: hierarchy has a nil group at %s", path)
+		}
+		if g.Name == "" {
+			return fmt.Errorf("explain: hierarchy group at %s has no name", path)
+		}
+		if seen[g.Name] {
+			return fmt.Errorf("explain: hierarchy has two groups named %q", g.Name)
+		}
+		seen[g.Name] = true
+		if len(g.Features) == 0 && len(g.Children) == 0 {
+			return fmt.Errorf("explain: hierarchy group %q is empty (no features or children)", g.Name)
+		}
+		for _, j := range g.Features {
+			if j < 0 || (d >= 0 && j >= d) {
+				return fmt.Errorf("explain: hierarchy group %q lists feature %d, data has %d features", g.Name, j, d)
+			}
+			if o, ok := owner[j]; ok {
+				if o == g.Name {
+					return fmt.Errorf("explain: hierarchy group %q lists feature %s twice", g.Name, featName(j))
+				}
+				return fmt.Errorf("explain: hierarchy lists feature %s in both group %q and group %q", featName(j), o, g.Name)
+			}
+			owner[j] = g.Name
+		}
+		for k, c := range g.Children {
+			if err := walk(c, fmt.Sprintf("child %d of %q", k, g.Name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for k, g := range h.Groups {
+		if err := walk(g, fmt.Sprintf("top-level position %d", k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonGroup is the JSON form of a Group.
+type jsonGroup struct {
+	Name     string            `json:"name"`
+	Features []json.RawMessage `json:"features"`
+	Children []jsonGroup       `json:"children"`
+}
+
+// ParseHierarchy reads a feature hierarchy in JSON. The document is either
+// one group object, which becomes the only top-level group (so the user's
+// root is itself tested, as a family of one), or an array of group objects,
+// which form the top-level family. A group object has a "name", an optional
+// list "features" of the features it holds directly, and an optional list
+// "children" of subgroups:
+//
+//	{"name": "all", "children": [
+//	    {"name": "vitals", "features": ["heart rate", "3"]},
+//	    {"name": "labs", "features": [4, 5]}
+//	]}
+//
+// A feature is given by name (a string equal to one of featureNames) or by
+// 0-based index (a JSON integer, or a string of decimal digits that is not
+// a feature name). featureNames lists the names of the data's features,
+// e.g. tempora.Dataset.FeatureNames; if it is nil only indices are
+// accepted, and they are range-checked when the hierarchy is used.
+//
+// ParseHierarchy returns an error for malformed JSON, unknown fields, a
+// group without a name or without features and children, a repeated group
+// name, an unknown feature, or a feature listed twice.
+func ParseHierarchy(r io.Reader, featureNames []string) (*Hierarchy, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("explain: reading hierarchy: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	var top []jsonGroup
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if len(b) > 0 && b[0] == '[' {
+		err = dec.Decode(&top)
+	} else {
+		var g jsonGroup
+		err = dec.Decode(&g)
+		top = []jsonGroup{g}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("explain: malformed hierarchy JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("explain: malformed hierarchy JSON: data after the top-level value")
+	}
+	byName := make(map[string]int, len(featureNames))
+	for j, n := range featureNames {
+		byName[n] = j
+	}
+	var conv func(jg jsonGroup) (*Group, error)
+	conv = func(jg jsonGroup) (*Group, error) {
+		g := &Group{Name: jg.Name}
+		for _, raw := range jg.Features {
+			j, err := resolveFeature(raw, byName, featureNames, jg.Name)
+			if err != nil {
+				return nil, err
+			}
+			g.Features = append(g.Features, j)
+		}
+		for _, jc := range jg.Children {
+			c, err := conv(jc)
+			if err != nil {
+				return nil, err
+			}
+			g.Children = append(g.Children, c)
+		}
+		return g, nil
+	}
+	h := &Hierarchy{}
+	for _, jg := range top {
+		g, err := conv(jg)
+		if err != nil {
+			return nil, err
+		}
+		h.Groups = append(h.Groups, g)
+	}
+	d := -1
+	if featureNames != nil {
+		d = len(featureNames)
+	}
+	if err := h.validate(d, featureNames); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func resolveFeature(raw json.RawMessage, byName map[string]int, names []string, group string) (int, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if j, ok := byName[s]; ok {
+			return j, nil
+		}
+		if j, err := strconv.Atoi(s); err == nil && j >= 0 && isDigits(s) {
+			if names != nil && j >= len(names) {
+				return 0, fmt.Errorf("explain: hierarchy group %q lists feature %d, data has %d features", group, j, len(names))
+			}
+			return j, nil
+		}
+		return 0, fmt.Errorf("explain: hierarchy group %q lists unknown feature %q", group, s)
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err == nil {
+		j, err := strconv.Atoi(n.String())
+		if err != nil || j < 0 {
+			return 0, fmt.Errorf("explain: hierarchy group %q lists feature %s, want a name or a non-negative integer index", group, n)
+		}
+		if names != nil && j >= len(names) {
+			return 0, fmt.Errorf("explain: hierarchy group %q lists feature %d, data has %d features", group, j, len(names))
+		}
+		return j, nil
+	}
+	return 0, fmt.Errorf("explain: hierarchy group %q lists feature %s, want a name or an index", group, strings.TrimSpace(string(raw)))
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

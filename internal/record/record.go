@@ -1,0 +1,281 @@
+// Package record defines the results records that experiments write and
+// results reads: one record per (suite, setting, model, method), saved as a
+// JSON file, and rendered as one line of the Go benchmark format so that
+// benchstat can compare runs and commits.
+//
+// A benchmark line looks like
+//
+//	BenchmarkTable1/features=10/model=17/method=TIME  1  0.95 feature-power  0.04 feature-fdr  0.61 sec/op
+//
+// (see golang.org/design/14313-benchmark-format). Metric names become units,
+// so they must not contain spaces.
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"tempora"
+	"tempora/internal/atomicfile"
+)
+
+// Format is the value of every record's "format" field.
+const Format = "tempora-record/1"
+
+// Param is one key=value part of an experimental setting, e.g.
+// {"instances", "400"}. Params keep the order in which the suite lists them.
+type Param struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Metric is one named measurement, e.g. {"feature-power", 0.9}.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// Truth is the ground truth a record was scored against, kept so that
+// reports (heat maps) can be drawn from saved records alone.
+type Truth struct {
+	Relevant                []bool           `json:"relevant"`
+	Windows                 []tempora.Window `json:"windows"`
+	EffectSize              []float64        `json:"effect_size"`
+	OrderingImportant       []bool           `json:"ordering_important"`
+	WindowOrderingImportant []bool           `json:"window_ordering_important"`
+}
+
+// Record is the outcome of one method on one problem.
+type Record struct {
+	Format string  `json:"format"`
+	Suite  string  `json:"suite"`
+	Params []Param `json:"params"`
+	// Model is the index of the problem within its setting; Seed is the seed
+	// the problem was generated with.
+	Model int    `json:"model"`
+	Seed  uint64 `json:"seed"`
+	// Method names the explainer (or its evaluation variant, e.g. TIME-n).
+	Method string `json:"method"`
+	// Metrics are in a fixed order chosen by the writer.
+	Metrics []Metric `json:"metrics"`
+	// Cost of the explanation.
+	RuntimeSeconds float64  `json:"runtime_seconds"`
+	ModelCalls     int64    `json:"model_calls"`
+	InstanceEvals  int64    `json:"instance_evals"`
+	Incomplete     bool     `json:"incomplete"`
+	Warnings       []string `json:"warnings"`
+	// Explanation and Truth are optional (kept for heat maps and
+	// re-scoring).
+	Explanation *tempora.Explanation `json:"explanation,omitempty"`
+	Truth       *Truth               `json:"truth,omitempty"`
+}
+
+// Get returns the value of the named metric.
+func (r *Record) Get(name string) (float64, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Param returns the value of the named parameter.
+func (r *Record) Param(key string) (string, bool) {
+	for _, p := range r.Params {
+		if p.Key == key {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// Validate checks that a record is complete and encodable.
+func (r *Record) Validate() error {
+	if r.Format != Format {
+		return fmt.Errorf("record: format %q, want %q", r.Format, Format)
+	}
+	if r.Suite == "" || r.Method == "" {
+		return fmt.Errorf("record: suite and method must be set")
+	}
+	for _, s := range append([]string{r.Suite, r.Method}, paramStrings(r.Params)...) {
+		if strings.ContainsAny(s, " \t\n/=") {
+			return fmt.Errorf("record: %q contains a space, '/' or '='", s)
+		}
+	}
+	for _, m := range r.Metrics {
+		if m.Name == "" || strings.ContainsAny(m.Name, " \t\n") {
+			return fmt.Errorf("record: bad metric name %q", m.Name)
+		}
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			return fmt.Errorf("record: metric %s is %v", m.Name, m.Value)
+		}
+	}
+	return nil
+}
+
+func paramStrings(ps []Param) []string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, p.Key, p.Value)
+	}
+	return s
+}
+
+// Key returns the record's identity, "suite/k=v/.../model=N/method=M",
+// which is also its file path (plus ".json") below a records directory.
+func (r *Record) Key() string {
+	var b strings.Builder
+	b.WriteString(r.Suite)
+	for _, p := range r.Params {
+		fmt.Fprintf(&b, "/%s=%s", p.Key, p.Value)
+	}
+	fmt.Fprintf(&b, "/model=%d/method=%s", r.Model, r.Method)
+	return b.String()
+}
+
+// BenchName returns the benchmark name of the record: "Benchmark" plus the
+// suite in CamelCase, then the params, the model and the method as
+// key=value parts.
+func (r *Record) BenchName() string {
+	var b strings.Builder
+	b.WriteString("Benchmark")
+	up := true
+	for _, c := range r.Suite {
+		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			up = true
+			continue
+		}
+		if up {
+			c = unicode.ToUpper(c)
+			up = false
+		}
+		b.WriteRune(c)
+	}
+	for _, p := range r.Params {
+		fmt.Fprintf(&b, "/%s=%s", p.Key, p.Value)
+	}
+	fmt.Fprintf(&b, "/model=%d/method=%s", r.Model, r.Method)
+	return b.String()
+}
+
+// BenchLine returns the record as one line of the Go benchmark format
+// (without a trailing newline): the metrics, then sec/op, model-calls/op and
+// instance-evals/op.
+func (r *Record) BenchLine() string {
+	var b strings.Builder
+	b.WriteString(r.BenchName())
+	b.WriteString(" 1")
+	num := func(v float64, unit string) {
+		b.WriteString(" ")
+		b.WriteString(strconv.FormatFloat(v, 'g', 6, 64))
+		b.WriteString(" ")
+		b.WriteString(unit)
+	}
+	for _, m := range r.Metrics {
+		num(m.Value, m.Name)
+	}
+	num(r.RuntimeSeconds, "sec/op")
+	num(float64(r.ModelCalls), "model-calls/op")
+	num(float64(r.InstanceEvals), "instance-evals/op")
+	return b.String()
+}
+
+// Path returns the file of the record below dir.
+func (r *Record) Path(dir string) string {
+	return filepath.Join(dir, filepath.FromSlash(r.Key())+".json")
+}
+
+// Exists reports whether the record's file exists below dir.
+func (r *Record) Exists(dir string) bool {
+	_, err := os.Stat(r.Path(dir))
+	return err == nil
+}
+
+// Write saves the record below dir atomically (a temporary file renamed into
+// place), creating directories as needed.
+func Write(dir string, r *Record) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return fmt.Errorf("record: encoding %s: %w", r.Key(), err)
+	}
+	p := r.Path(dir)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(p, append(b, '\n'))
+}
+
+// Read loads one record file.
+func Read(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("record: %s: %w", path, err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// ReadAll loads every record file (*.json) below dir, sorted by Key.
+// Temporary files of interrupted writes (".*.tmp*") are ignored.
+func ReadAll(dir string) ([]*Record, error) {
+	var recs []*Record
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+			return nil
+		}
+		r, err := Read(p)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	Sort(recs)
+	return recs, nil
+}
+
+// Sort orders records by Key.
+func Sort(recs []*Record) {
+	slices.SortStableFunc(recs, func(a, b *Record) int { return strings.Compare(a.Key(), b.Key()) })
+}
+
+// WriteBench writes header lines ("key: value") and then one benchmark line
+// per record, in the order given.
+func WriteBench(w io.Writer, header []Param, recs []*Record) error {
+	for _, h := range header {
+		if _, err := fmt.Fprintf(w, "%s: %s\n", h.Key, h.Value); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		if _, err := fmt.Fprintln(w, r.BenchLine()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+// Package procmodel runs a user's model — in Python, R, Julia, Go or any
+// language — as a child process and presents it as a tempora.Model, so that
+// tempora can explain real models without Go code.
+//
+// # Protocol
+//
+// The parent writes requests to the child's standard input and reads answers
+// from its standard output; the child's standard error is passed through. All
+// integers are little-endian uint32, all values little-endian IEEE-754
+// float64. docs/protocol.md is the full specification; in short:
+//
+//	hello    (child, once, when ready)  "TMPH" version
+//	request  (parent)                   "TMPQ" version M D L, then M·D·L values
+//	                                    in row-major order: (i, j, t) at (i·D+j)·L+t
+//	answer   (child)                    "TMPR" 0 M, then M predictions, or
+//	                                    "TMPR" 1 n, then an n-byte UTF-8 error message
+//	shutdown (parent)                   closes the child's standard input
+//
+// Predictions are probabilities of class 1 for classification and real
+// values for regression. Version is 1.
+//
+// # Use
+//
+// Start launches the command (SplitCommand turns a command line into one) in
+// its own process group and waits for the hello. The returned Model
+// serialises concurrent Predict calls over the one process, optionally
+// splits large batches (Options.MaxBatch), and enforces a time limit per
+// request (Options.Timeout). A crash, a malformed or wrong-length answer, an
+// error frame, a time-out or a cancelled context becomes an error wrapping
+// ErrExited, ErrProtocol, ErrModel or ErrTimeout, with the child's exit status
+// and the tail of its standard error; the process group is then killed and
+// the Model returns that error from then on. Close ends the child.
+//
+// Serve is the child's side in Go (see examples/gomodel);
+// examples/python/serve_model.py is the child's side in Python.
+package procmodel

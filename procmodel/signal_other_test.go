@@ -1,0 +1,5 @@
+//go:build !unix
+
+package procmodel
+
+func processSignalable(pid int) bool { return false }

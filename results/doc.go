@@ -1,0 +1,46 @@
+// Package results renders the records written by package experiments into
+// aggregates, tables and figures. It reads saved records only (package
+// internal/record), never the explainers or the data generator, so a report
+// can be rebuilt from an old run.
+//
+// # Aggregation
+//
+// Aggregate groups records by (suite, params, method) and summarises every
+// metric over models: mean, sample standard deviation (divisor n−1), n,
+// median, and the normal-approximation 95% confidence interval of the mean,
+//
+//	mean ± 1.96·SD/√n.
+//
+// Runtime is summarised the same way; tables show its median, as the paper
+// does. Records whose method stopped on its budget (record.Record.Incomplete,
+// e.g. SAGE without convergence) are excluded from their group and counted.
+// Groups are ordered by suite, then parameters (numbers numerically), then
+// method in MethodOrder, the paper's row order.
+//
+// # Tables
+//
+// ComparisonTables lays out one setting like the paper's Table 1, Table S1
+// or Table S2 (PaperTables), with the published numbers beside ours;
+// GenericTables lays out any suite, one row per setting and method with
+// every metric. A Table is written as markdown or CSV.
+//
+// # Figures
+//
+// SweepFigure draws power and FDR against a swept parameter with 95%
+// confidence bands and a dotted line at the FDR level α = 0.1, like the
+// paper's Figure 4 (regression) and Figure S1 (classification) for the
+// test-set size. HeatmapFigure draws the ground truth, TIME and SAGE for one
+// model side by side, like the paper's Figure 3, with hatching on windows
+// whose ordering matters. Figures are encoded as PNG or SVG with gonum/plot.
+//
+// # Reports
+//
+// WriteReport writes every table and figure a set of records supports, plus
+// an index.md linking them, into a directory; `tempora report` calls it.
+//
+// # References
+//
+//   - A. Sood and M. Craven. Feature importance explanations for temporal
+//     black-box models. arXiv:2102.11934, 2021 (Tables 1, S1, S2; Figures
+//     3, 4, S1).
+package results

@@ -1,0 +1,319 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tempora"
+	"tempora/internal/record"
+)
+
+// ErrNoRecords is returned by WriteReport when there is nothing to report.
+var ErrNoRecords = errors.New("results: no records")
+
+// sweepMethod is the method whose metrics sweep figures draw.
+const sweepMethod = "TIME"
+
+// WriteReport writes into dir every table and figure that recs support, and
+// an index.md that links them:
+//
+//   - tables/<table>.md and .csv: the paper's Table 1 and Table S1 for each
+//     setting of suite "table1", Table S2 for suite "table-s2"
+//     (ComparisonTables);
+//   - tables/suite-<suite>.md and .csv: every suite, one row per setting and
+//     method with every metric (GenericTables);
+//   - figures/sweep-<suite>.png and .svg: TIME's power and FDR versus the
+//     swept parameter, for every suite whose TIME records vary one numeric
+//     parameter over at least two values (the test-set-size suites:
+//     SweepFigure with TimeSweepMetrics);
+//   - figures/heatmap-<suite>[-<setting>]-model<N>.png and .svg: truth, TIME
+//     and SAGE for the lowest-numbered model that has them, for every
+//     setting of a suite without a sweep figure, and for the last setting of
+//     a suite with one (HeatmapFigure).
+//
+// It returns the paths written, relative to dir and slash-separated, in
+// the order written (index.md last). Files are replaced atomically. A figure
+// that cannot be drawn is reported in index.md rather than failing the
+// report. WriteReport returns ErrNoRecords when recs is empty.
+func WriteReport(dir string, recs []*record.Record) ([]string, error) {
+	if len(recs) == 0 {
+		return nil, ErrNoRecords
+	}
+	groups, err := Aggregate(recs)
+	if err != nil {
+		return nil, err
+	}
+	w := &reportWriter{dir: dir}
+	var idx bytes.Buffer
+	writeSummary(&idx, recs, groups)
+
+	// Paper tables.
+	var paperIdx bytes.Buffer
+	for _, pt := range PaperTables() {
+		for _, s := range settings(groups) {
+			if s.Suite != pt.Suite {
+				continue
+			}
+			gs := selectGroups(groups, s.Suite, s.Params)
+			display, data, err := ComparisonTables(pt, gs)
+			if err != nil {
+				return w.files, err
+			}
+			name := "tables/" + pt.ID + slug(s.Params)
+			if err := w.tables(name, display, data); err != nil {
+				return w.files, err
+			}
+			// The index repeats the table under its own heading.
+			display.Title = ""
+			var tb bytes.Buffer
+			if err := display.WriteMarkdown(&tb); err != nil {
+				return w.files, err
+			}
+			fmt.Fprintf(&paperIdx, "### %s: %s\n\n[markdown](%s.md) · [csv](%s.csv)\n\n%s\n", pt.Title, settingTitle(&s), name, name, tb.String())
+		}
+	}
+	if paperIdx.Len() > 0 {
+		fmt.Fprintf(&idx, "## Paper tables\n\n%s", paperIdx.String())
+	}
+
+	// Generic tables, one per suite.
+	fmt.Fprintf(&idx, "## Suite tables\n\n")
+	for _, suite := range suites(groups) {
+		gs := suiteGroups(groups, suite)
+		display, data, err := GenericTables("Suite "+suite, gs)
+		if err != nil {
+			return w.files, err
+		}
+		name := "tables/suite-" + fileSafe(suite)
+		if err := w.tables(name, display, data); err != nil {
+			return w.files, err
+		}
+		fmt.Fprintf(&idx, "- %s: [markdown](%s.md) · [csv](%s.csv) (%d settings × methods)\n", suite, name, name, len(gs))
+	}
+
+	// Figures.
+	fmt.Fprintf(&idx, "\n## Figures\n\n")
+	var skipped []string
+	for _, suite := range suites(groups) {
+		param, ok := sweepParam(groups, suite)
+		if ok {
+			f, err := SweepFigure(groups, suite, sweepMethod, param, TimeSweepMetrics)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("sweep of %s: %v", suite, err))
+			} else {
+				name := "figures/sweep-" + fileSafe(suite)
+				if err := w.figure(name, f); err != nil {
+					return w.files, err
+				}
+				fmt.Fprintf(&idx, "### %s: %s versus %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
+					suite, sweepMethod, param, suite, name, name, name)
+			}
+		}
+		ss := settings(suiteGroups(groups, suite))
+		if ok {
+			ss = ss[len(ss)-1:]
+		}
+		for _, s := range ss {
+			model, found := heatmapModel(recs, suite, s.Params)
+			if !found {
+				continue
+			}
+			f, err := HeatmapFigure(recs, suite, s.Params, model)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("heat map of %s: %v", settingTitle(&s), err))
+				continue
+			}
+			name := fmt.Sprintf("figures/heatmap-%s%s-model%d", fileSafe(suite), slug(s.Params), model)
+			if err := w.figure(name, f); err != nil {
+				return w.files, err
+			}
+			fmt.Fprintf(&idx, "### Heat maps: %s, model %d\n\n![heat maps](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
+				settingTitle(&s), model, name, name, name)
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&idx, "### Figures not drawn\n\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&idx, "- %s\n", s)
+		}
+		fmt.Fprintln(&idx)
+	}
+	if err := w.write("index.md", func(out io.Writer) error {
+		_, err := out.Write(idx.Bytes())
+		return err
+	}); err != nil {
+		return w.files, err
+	}
+	return w.files, nil
+}
+
+// reportWriter writes files below dir and remembers their names.
+type reportWriter struct {
+	dir   string
+	files []string
+}
+
+func (w *reportWriter) write(name string, fill func(io.Writer) error) error {
+	p := filepath.Join(w.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := tempora.WriteFileAtomic(p, fill); err != nil {
+		return fmt.Errorf("results: writing %s: %w", p, err)
+	}
+	w.files = append(w.files, name)
+	return nil
+}
+
+func (w *reportWriter) tables(name string, display, data *Table) error {
+	if err := w.write(name+".md", display.WriteMarkdown); err != nil {
+		return err
+	}
+	return w.write(name+".csv", data.WriteCSV)
+}
+
+func (w *reportWriter) figure(name string, f *Figure) error {
+	for _, format := range Formats {
+		if err := w.write(name+"."+format, func(out io.Writer) error { return f.Encode(out, format) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSummary writes the heading of index.md and a table of suites.
+func writeSummary(w *bytes.Buffer, recs []*record.Record, groups []Group) {
+	incomplete, warned := 0, 0
+	for _, r := range recs {
+		if r.Incomplete {
+			incomplete++
+		}
+		if len(r.Warnings) > 0 {
+			warned++
+		}
+	}
+	fmt.Fprintf(w, "# tempora report\n\n")
+	fmt.Fprintf(w, "%d records in %d suites; %d incomplete (excluded from their rows), %d with warnings.\n\n",
+		len(recs), len(suites(groups)), incomplete, warned)
+	fmt.Fprintf(w, "| Suite | Settings | Methods | Models | Incomplete |\n| --- | --- | --- | --- | --- |\n")
+	for _, suite := range suites(groups) {
+		gs := suiteGroups(groups, suite)
+		var methods []string
+		var models []int
+		nInc := 0
+		for _, g := range gs {
+			if !slices.Contains(methods, g.Method) {
+				methods = append(methods, g.Method)
+			}
+			for _, m := range slices.Concat(g.Models, g.Incomplete) {
+				if !slices.Contains(models, m) {
+					models = append(models, m)
+				}
+			}
+			nInc += len(g.Incomplete)
+		}
+		slices.SortFunc(methods, compareMethods)
+		fmt.Fprintf(w, "| %s | %d | %s | %d | %d |\n", suite, len(settings(gs)), strings.Join(methods, ", "), len(models), nInc)
+	}
+	fmt.Fprintln(w)
+}
+
+// suites returns the distinct suites of groups in order.
+func suites(groups []Group) []string {
+	var out []string
+	for _, g := range groups {
+		if len(out) == 0 || out[len(out)-1] != g.Suite {
+			out = append(out, g.Suite)
+		}
+	}
+	return out
+}
+
+func suiteGroups(groups []Group, suite string) []Group {
+	var out []Group
+	for _, g := range groups {
+		if g.Suite == suite {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// sweepParam returns the parameter a suite's TIME records sweep: the one
+// parameter of every TIME group, numeric, with at least two values.
+func sweepParam(groups []Group, suite string) (string, bool) {
+	key := ""
+	n := 0
+	for _, g := range groups {
+		if g.Suite != suite || g.Method != sweepMethod {
+			continue
+		}
+		if len(g.Params) != 1 || (key != "" && g.Params[0].Key != key) {
+			return "", false
+		}
+		if _, err := strconv.ParseFloat(g.Params[0].Value, 64); err != nil {
+			return "", false
+		}
+		key = g.Params[0].Key
+		n++
+	}
+	return key, n >= 2
+}
+
+// heatmapModel returns the lowest model of a setting whose TIME record has
+// a truth and an explanation, preferring models that also have a SAGE
+// explanation.
+func heatmapModel(recs []*record.Record, suite string, params []record.Param) (int, bool) {
+	best, bestSAGE := -1, -1
+	hasSAGE := make(map[int]bool) // lookup only; never iterated
+	for _, r := range recs {
+		if r.Suite == suite && slices.Equal(r.Params, params) && r.Method == "SAGE" && r.Explanation != nil {
+			hasSAGE[r.Model] = true
+		}
+	}
+	for _, r := range recs {
+		if r.Suite != suite || !slices.Equal(r.Params, params) || r.Truth == nil || r.Explanation == nil ||
+			(r.Method != "TIME" && r.Method != "TIME-n") {
+			continue
+		}
+		if best < 0 || r.Model < best {
+			best = r.Model
+		}
+		if hasSAGE[r.Model] && (bestSAGE < 0 || r.Model < bestSAGE) {
+			bestSAGE = r.Model
+		}
+	}
+	if bestSAGE >= 0 {
+		return bestSAGE, true
+	}
+	return best, best >= 0
+}
+
+// slug returns "" for no params, else "_k-v_k-v" made safe for file names.
+func slug(ps []record.Param) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("_" + fileSafe(p.Key) + "-" + fileSafe(p.Value))
+	}
+	return b.String()
+}
+
+// fileSafe replaces characters other than letters, digits, '.', '-' and
+// '_' by '_'.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, path.Clean(s))
+}

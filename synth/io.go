@@ -1,0 +1,369 @@
+package synth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"tempora"
+)
+
+// Files of a saved problem and the format versions of the JSON files.
+const (
+	DataFile    = "data.npy"     // M × D × L float64 data tensor
+	TargetsFile = "targets.npy"  // M float64 targets (labels for classification)
+	ModelFile   = "model.json"   // the model, format ModelFormat
+	TruthFile   = "truth.json"   // the ground truth, format TruthFormat
+	ProblemFile = "problem.json" // config, seed and generators, format ProblemFormat
+
+	ModelFormat   = "tempora-synth-model/1"
+	TruthFormat   = "tempora-synth-truth/1"
+	ProblemFormat = "tempora-synth-problem/1"
+)
+
+// modelDefinition is written into model.json so that the file explains
+// itself to someone re-evaluating the model in another language.
+const modelDefinition = "g_j(x) = (nonlinearity(aggregator(x[j, window[0]..window[1]])) - mean) / sd, windows 0-based inclusive; " +
+	"max, average = unweighted mean, weighted sums = sum_k weights[k]*x[window[0]+k]; nonlinearity identity, abs or square; " +
+	"F(x) = sum over relevant j of coefficient_j*g_j(x) + beta * sum over irrelevant j of coefficient_j*g_j(x); " +
+	"regression predicts F(x); classification predicts 1/(1+exp(-(F(x)-threshold))); targets use beta = 0 (classification labels: 1 if F exceeds threshold, else 0)"
+
+type jsonModel struct {
+	Format     string         `json:"format"`
+	Definition string         `json:"definition"`
+	Task       tempora.Task   `json:"task"`
+	D          int            `json:"num_features"`
+	L          int            `json:"num_timesteps"`
+	Beta       *float64       `json:"beta"`
+	Threshold  *float64       `json:"threshold"`
+	Features   []jsonFunction `json:"features"`
+}
+
+type jsonFunction struct {
+	Index        int          `json:"index"`
+	Window       *[2]int      `json:"window"`
+	Aggregator   Aggregator   `json:"aggregator"`
+	Weights      []float64    `json:"weights,omitempty"`
+	Nonlinearity Nonlinearity `json:"nonlinearity"`
+	Mean         *float64     `json:"mean"`
+	SD           *float64     `json:"sd"`
+	Coefficient  *float64     `json:"coefficient"`
+	Relevant     bool         `json:"relevant"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// MarshalJSON implements json.Marshaler. The JSON form (format
+// "tempora-synth-model/1") lists every parameter needed to re-evaluate the
+// model, and a "definition" string saying how.
+func (m *Model) MarshalJSON() ([]byte, error) {
+	j := jsonModel{
+		Format: ModelFormat, Definition: modelDefinition, Task: m.task, D: m.d, L: m.l,
+		Beta: ptr(m.beta), Threshold: ptr(m.tau), Features: make([]jsonFunction, m.d),
+	}
+	for k := range m.feats {
+		f := &m.feats[k]
+		j.Features[k] = jsonFunction{
+			Index: k, Window: &[2]int{f.Window.Start, f.Window.End}, Aggregator: f.Aggregator,
+			Weights: f.Weights, Nonlinearity: f.Nonlinearity,
+			Mean: ptr(f.Mean), SD: ptr(f.SD), Coefficient: ptr(f.Coefficient), Relevant: f.Relevant,
+		}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It rejects unknown formats,
+// unknown or missing fields, and parameters NewModel rejects.
+func (m *Model) UnmarshalJSON(b []byte) error {
+	var j jsonModel
+	if err := strictUnmarshal(b, &j); err != nil {
+		return fmt.Errorf("synth: model: %w", err)
+	}
+	if j.Format != ModelFormat {
+		return fmt.Errorf("synth: model format %q, want %q", j.Format, ModelFormat)
+	}
+	if j.Beta == nil || j.Threshold == nil {
+		return fmt.Errorf("synth: model lacks beta or threshold")
+	}
+	if len(j.Features) != j.D {
+		return fmt.Errorf("synth: model has %d features, announces %d", len(j.Features), j.D)
+	}
+	funcs := make([]FeatureFunction, len(j.Features))
+	for k, f := range j.Features {
+		if f.Index != k {
+			return fmt.Errorf("synth: model feature %d has index %d", k, f.Index)
+		}
+		if f.Window == nil || f.Mean == nil || f.SD == nil || f.Coefficient == nil {
+			return fmt.Errorf("synth: model feature %d lacks its window, mean, sd or coefficient", k)
+		}
+		funcs[k] = FeatureFunction{
+			Window: tempora.Window{Start: f.Window[0], End: f.Window[1]}, Aggregator: f.Aggregator,
+			Weights: f.Weights, Nonlinearity: f.Nonlinearity,
+			Mean: *f.Mean, SD: *f.SD, Coefficient: *f.Coefficient, Relevant: f.Relevant,
+		}
+	}
+	nm, err := NewModel(j.Task, j.D, j.L, *j.Beta, *j.Threshold, funcs)
+	if err != nil {
+		return err
+	}
+	*m = *nm
+	return nil
+}
+
+type jsonTruthFile struct {
+	Format   string         `json:"format"`
+	Task     tempora.Task   `json:"task"`
+	L        int            `json:"num_timesteps"`
+	Features []jsonTruthRow `json:"features"`
+}
+
+type jsonTruthRow struct {
+	Index                   int     `json:"index"`
+	Name                    string  `json:"name"`
+	Relevant                bool    `json:"relevant"`
+	Window                  *[2]int `json:"window"`
+	EffectSize              float64 `json:"effect_size"`
+	OrderingImportant       bool    `json:"ordering_important"`
+	WindowOrderingImportant bool    `json:"window_ordering_important"`
+}
+
+type jsonProblem struct {
+	Format     string          `json:"format"`
+	Seed       uint64          `json:"seed"`
+	Config     Config          `json:"config"`
+	Generators []jsonGenerator `json:"generators"`
+}
+
+type jsonGenerator struct {
+	Index  int     `json:"index"`
+	Window *[2]int `json:"window"`
+	*Generator
+}
+
+// Save writes the problem into dir (created if needed), replacing each file
+// atomically:
+//
+//	data.npy      the M × D × L float64 data tensor
+//	targets.npy   the M targets (F_0 for regression, labels 0/1 for classification)
+//	model.json    the model (see Model.MarshalJSON)
+//	truth.json    {"format": "tempora-synth-truth/1", "task": …, "num_timesteps": L,
+//	               "features": [{"index", "name", "relevant", "window": [start, end]
+//	               (0-based, inclusive), "effect_size", "ordering_important",
+//	               "window_ordering_important"}, …]}
+//	problem.json  the configuration, the seed and each feature's generator
+//
+// The same problem always gives byte-identical files.
+func (p *Problem) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	if err := tempora.WriteTensorNPY(filepath.Join(dir, DataFile), p.Data.X); err != nil {
+		return err
+	}
+	if err := tempora.WriteVectorNPY(filepath.Join(dir, TargetsFile), p.Data.Y); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, ModelFile), p.Model); err != nil {
+		return err
+	}
+	t := jsonTruthFile{Format: TruthFormat, Task: p.Model.task, L: p.Model.l, Features: make([]jsonTruthRow, len(p.Truth))}
+	for k, f := range p.Truth {
+		t.Features[k] = jsonTruthRow{
+			Index: f.Index, Name: f.Name, Relevant: f.Relevant, Window: &[2]int{f.Window.Start, f.Window.End},
+			EffectSize: f.EffectSize, OrderingImportant: f.OrderingImportant, WindowOrderingImportant: f.WindowOrderingImportant,
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, TruthFile), t); err != nil {
+		return err
+	}
+	jp := jsonProblem{Format: ProblemFormat, Seed: p.Seed, Config: p.Config, Generators: make([]jsonGenerator, len(p.Generators))}
+	for k, g := range p.Generators {
+		jp.Generators[k] = jsonGenerator{Index: k, Window: &[2]int{g.Window.Start, g.Window.End}, Generator: g}
+	}
+	return writeJSON(filepath.Join(dir, ProblemFile), jp)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("synth: encoding %s: %w", filepath.Base(path), err)
+	}
+	b = append(b, '\n')
+	return tempora.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	if err := strictUnmarshal(b, v); err != nil {
+		return fmt.Errorf("synth: %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads a problem saved by Save. It returns an error naming the file
+// if a file is missing or malformed, or if the files disagree: shapes of the
+// data, targets, model, truth and generators; windows and relevance in the
+// model, truth and generators; targets that the model does not reproduce;
+// truth flags inconsistent with the model.
+func Load(dir string) (*Problem, error) {
+	var jp jsonProblem
+	if err := readJSON(filepath.Join(dir, ProblemFile), &jp); err != nil {
+		return nil, err
+	}
+	pf := filepath.Join(dir, ProblemFile)
+	if jp.Format != ProblemFormat {
+		return nil, fmt.Errorf("synth: %s: format %q, want %q", pf, jp.Format, ProblemFormat)
+	}
+	cfg := jp.Config
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", pf, err)
+	}
+	D, L := cfg.Features, cfg.Timesteps
+
+	m := new(Model)
+	if err := readJSON(filepath.Join(dir, ModelFile), m); err != nil {
+		return nil, err
+	}
+	mf := filepath.Join(dir, ModelFile)
+	if m.d != D || m.l != L || m.task != cfg.Task {
+		return nil, fmt.Errorf("synth: %s: %v model of %d features × %d timesteps, %s says %v with %d × %d",
+			mf, m.task, m.d, m.l, ProblemFile, cfg.Task, D, L)
+	}
+	if !cfg.Noise.Auto && m.beta != cfg.Noise.Beta {
+		return nil, fmt.Errorf("synth: %s: noise multiplier %v, %s says %v", mf, m.beta, ProblemFile, cfg.Noise.Beta)
+	}
+	if n := len(m.Relevant()); n != cfg.NumRelevant() {
+		return nil, fmt.Errorf("synth: %s: %d relevant features, %s implies %d", mf, n, ProblemFile, cfg.NumRelevant())
+	}
+
+	if len(jp.Generators) != D {
+		return nil, fmt.Errorf("synth: %s: %d generators for %d features", pf, len(jp.Generators), D)
+	}
+	gens := make([]*Generator, D)
+	for k, jg := range jp.Generators {
+		if jg.Index != k || jg.Generator == nil || jg.Window == nil {
+			return nil, fmt.Errorf("synth: %s: generator %d is missing or misnumbered", pf, k)
+		}
+		g := jg.Generator
+		g.Window = tempora.Window{Start: jg.Window[0], End: jg.Window[1]}
+		if err := g.validate(L); err != nil {
+			return nil, fmt.Errorf("synth: %s: generator %d: %w", pf, k, err)
+		}
+		if g.Window != m.feats[k].Window {
+			return nil, fmt.Errorf("synth: %s: generator %d has window %v, the model %v", pf, k, g.Window, m.feats[k].Window)
+		}
+		if g.WindowIndependent != cfg.WindowIndependent {
+			return nil, fmt.Errorf("synth: %s: generator %d window independence %v, config %v", pf, k, g.WindowIndependent, cfg.WindowIndependent)
+		}
+		gens[k] = g
+	}
+
+	truth, err := readTruth(filepath.Join(dir, TruthFile), m)
+	if err != nil {
+		return nil, err
+	}
+
+	df := filepath.Join(dir, DataFile)
+	x, err := tempora.ReadTensorNPY(df)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	if x.D != D || x.L != L {
+		return nil, fmt.Errorf("synth: %s: data has %d features × %d timesteps, the model %d × %d", df, x.D, x.L, D, L)
+	}
+	if x.M > cfg.Instances {
+		return nil, fmt.Errorf("synth: %s: %d instances, more than the %d generated", df, x.M, cfg.Instances)
+	}
+	tf := filepath.Join(dir, TargetsFile)
+	y, err := tempora.ReadVectorNPY(tf)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	if len(y) != x.M {
+		return nil, fmt.Errorf("synth: %s: %d targets for %d instances", tf, len(y), x.M)
+	}
+	want := make([]float64, x.M)
+	if err := m.Targets(want, x); err != nil {
+		return nil, err
+	}
+	for i := range y {
+		// The model reproduces its own targets exactly; the tolerance only
+		// admits re-serialisation by other tools.
+		if math.Abs(y[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
+			return nil, fmt.Errorf("synth: %s: target %v of instance %d disagrees with the model's %v", tf, y[i], i, want[i])
+		}
+	}
+	names := make([]string, D)
+	for j, t := range truth {
+		names[j] = t.Name
+	}
+	data := &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names}
+	if err := data.Validate(1); err != nil {
+		return nil, fmt.Errorf("synth: %s: %w", dir, err)
+	}
+	return &Problem{Config: cfg, Seed: jp.Seed, Data: data, Model: m, Truth: truth, Generators: gens}, nil
+}
+
+// readTruth reads truth.json and checks it against the model.
+func readTruth(path string, m *Model) ([]FeatureTruth, error) {
+	var jt jsonTruthFile
+	if err := readJSON(path, &jt); err != nil {
+		return nil, err
+	}
+	if jt.Format != TruthFormat {
+		return nil, fmt.Errorf("synth: %s: format %q, want %q", path, jt.Format, TruthFormat)
+	}
+	if jt.Task != m.task || jt.L != m.l || len(jt.Features) != m.d {
+		return nil, fmt.Errorf("synth: %s: %v truth of %d features × %d timesteps, the model is %v with %d × %d",
+			path, jt.Task, len(jt.Features), jt.L, m.task, m.d, m.l)
+	}
+	truth := make([]FeatureTruth, m.d)
+	for k, r := range jt.Features {
+		f := &m.feats[k]
+		if r.Index != k || r.Window == nil || r.Name == "" {
+			return nil, fmt.Errorf("synth: %s: feature %d is misnumbered or lacks its name or window", path, k)
+		}
+		t := FeatureTruth{
+			Index: k, Name: r.Name, Relevant: r.Relevant, Window: tempora.Window{Start: r.Window[0], End: r.Window[1]},
+			EffectSize: r.EffectSize, OrderingImportant: r.OrderingImportant, WindowOrderingImportant: r.WindowOrderingImportant,
+		}
+		if t.Relevant != f.Relevant || t.Window != f.Window {
+			return nil, fmt.Errorf("synth: %s: feature %d (relevant %v, window %v) disagrees with the model (relevant %v, window %v)",
+				path, k, t.Relevant, t.Window, f.Relevant, f.Window)
+		}
+		wo := f.Relevant && f.Aggregator.OrderingSensitive()
+		o := f.Relevant && (f.Window.Len() < m.l || wo)
+		if t.WindowOrderingImportant != wo || t.OrderingImportant != o {
+			return nil, fmt.Errorf("synth: %s: feature %d ordering flags (%v, window %v) disagree with the model (%v, %v)",
+				path, k, t.OrderingImportant, t.WindowOrderingImportant, o, wo)
+		}
+		if !finite(t.EffectSize) || t.EffectSize < 0 || (!t.Relevant && t.EffectSize != 0) {
+			return nil, fmt.Errorf("synth: %s: feature %d has effect size %v", path, k, t.EffectSize)
+		}
+		truth[k] = t
+	}
+	return truth, nil
+}
