@@ -25,11 +25,15 @@ check:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/tools/importcheck
 
-# bench runs every benchmark once and writes the Go benchmark format to
-# out/bench.txt (compare runs with benchstat).
+# bench runs the benchmarks and writes the Go benchmark format to
+# out/bench.txt (compare runs with benchstat). BENCH_PKGS and BENCHFLAGS
+# narrow a run, e.g. make bench BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
+BENCH_PKGS ?= ./...
+BENCHFLAGS ?=
+
 bench:
 	@mkdir -p $(OUT)
-	$(GO) test -run '^$$' -bench . -benchmem ./... > $(OUT)/bench.txt.tmp || { cat $(OUT)/bench.txt.tmp; rm -f $(OUT)/bench.txt.tmp; exit 1; }
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) $(BENCH_PKGS) > $(OUT)/bench.txt.tmp || { cat $(OUT)/bench.txt.tmp; rm -f $(OUT)/bench.txt.tmp; exit 1; }
 	@mv $(OUT)/bench.txt.tmp $(OUT)/bench.txt
 	@cat $(OUT)/bench.txt
 

@@ -18,7 +18,9 @@ import (
 const (
 	// SAGEMaxPermutations caps SAGE, SAGE-m and SAGE-z at paper scale.
 	SAGEMaxPermutations = 1 << 14
-	// QuickSAGEMaxPermutations caps them at quick scale.
+	// QuickSAGEMaxPermutations caps SAGE (marginal imputation, by far the
+	// most expensive) at quick scale; SAGE-m and SAGE-z keep
+	// SAGEMaxPermutations, which they need on small problems.
 	QuickSAGEMaxPermutations = 1 << 11
 	// QuickLIMESamples is LIME's number of samples per instance at quick
 	// scale (the paper's 5000 otherwise).
@@ -37,7 +39,7 @@ func builtinMethods() []Method {
 			Name: imp.String(),
 			New: func(seed uint64, workers int, s *Setting) tempora.Explainer {
 				c := baselines.SAGE{Imputer: imp, MaxPermutations: SAGEMaxPermutations, Seed: seed, Workers: workers}
-				if s.Quick {
+				if s.Quick && imp == baselines.Marginal {
 					c.MaxPermutations = QuickSAGEMaxPermutations
 				}
 				return c

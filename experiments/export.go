@@ -78,7 +78,7 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"Binary": bin, "Args": args, "Shards": e.Shards, "Last": e.Shards - 1,
-		"Out": o.Out, "Suite": o.Suite, "CPUs": workers, "ShardDirs": shards,
+		"Out": o.Out, "Suite": o.Suite, "Merged": o.Out + "/merged", "CondorOut": o.Out + "/shard-$(Process)", "CPUs": workers, "ShardDirs": shards,
 	})
 }
 
@@ -102,13 +102,13 @@ var funcs = template.FuncMap{
 
 var condorTemplate = template.Must(template.New("condor").Funcs(funcs).Parse(`# HTCondor submit file for tempora suite {{.Suite}}: {{.Shards}} shards.
 # Jobs run on a shared file system in the submit directory (should_transfer_files = NO).
-# Submit with: mkdir -p {{.Out}}/logs && condor_submit this-file
+# Submit with: mkdir -p {{sh .Out}}/logs && condor_submit this-file
 # Each job writes {{.Out}}/shard-$(Process); when all are done, merge with
-#   tempora merge -out {{.Out}}/merged{{range .ShardDirs}} {{.}}{{end}}
+#   tempora merge -out {{sh .Merged}}{{range .ShardDirs}} {{sh .}}{{end}}
 universe                = vanilla
 executable              = {{.Binary}}
 transfer_executable     = False
-arguments               = "{{range .Args}}{{condor .}} {{end}}-shard $(Process)/{{.Shards}} -out {{condor .Out}}/shard-$(Process)"
+arguments               = "{{range .Args}}{{condor .}} {{end}}-shard $(Process)/{{.Shards}} -out {{condor .CondorOut}}"
 request_cpus            = {{.CPUs}}
 output                  = {{.Out}}/logs/shard-$(Process).out
 error                   = {{.Out}}/logs/shard-$(Process).err
@@ -121,7 +121,7 @@ var slurmTemplate = template.Must(template.New("slurm").Funcs(funcs).Parse(`#!/b
 # Slurm batch script for tempora suite {{.Suite}}: {{.Shards}} shards.
 # Submit with: mkdir -p {{sh .Out}}/logs && sbatch this-file
 # Each array task writes {{.Out}}/shard-$SLURM_ARRAY_TASK_ID; when all are done, merge with
-#   tempora merge -out {{.Out}}/merged{{range .ShardDirs}} {{.}}{{end}}
+#   tempora merge -out {{sh .Merged}}{{range .ShardDirs}} {{sh .}}{{end}}
 #SBATCH --job-name=tempora-{{.Suite}}
 #SBATCH --array=0-{{.Last}}
 #SBATCH --cpus-per-task={{.CPUs}}

@@ -94,7 +94,7 @@ var (
 )
 
 // Quick scale: chosen so that all four paper suites at quick scale finish in
-// about ten minutes on two cores (measured; see docs/experiments.md).
+// about ten minutes on two cores (see the package documentation).
 const (
 	quickTableInstances = 200
 	quickTestsizeMax    = 800
@@ -124,7 +124,9 @@ var Suites = []*Suite{
 	{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 2, Methods: []string{"TIME"},
-		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Classification, quick), nil },
+		settings: func(quick bool, _ string) ([]Setting, error) {
+			return testsizeSettings(tempora.Classification, quick), nil
+		},
 	},
 	{
 		Name: "grid", Doc: "generic sweep over synth and explainer parameters (-grid 'noise=0,0.5;gamma=0.95,0.99') around the Table 1 setting",

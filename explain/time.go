@@ -98,13 +98,23 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err != nil {
 		return nil, err
 	}
-	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
-	if err != nil {
-		return nil, err
+	if m == nil {
+		return nil, fmt.Errorf("explain: nil model")
 	}
+	if data == nil {
+		return nil, fmt.Errorf("explain: nil dataset")
+	}
+	if err := data.Validate(2); err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	// Check the hierarchy before the model is called.
 	x := data.X
 	ex := tempora.NewExplanation("TIME", data)
 	top, err := cfg.buildNodes(ex, data)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +289,7 @@ func (c TIME) buildNodes(ex *tempora.Explanation, data *tempora.Dataset) ([]*nod
 		r := tempora.NewFeatureResult(-1, g.Name)
 		r.Members = g.members()
 		ex.Groups = append(ex.Groups, r)
-		n := &node{key: "time/group/" + g.Name, name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1]}
+		n := &node{key: "time/group/" + strconv.Quote(g.Name), name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1]}
 		for _, j := range g.Features {
 			covered[j] = true
 			n.children = append(n.children, featNode(j))

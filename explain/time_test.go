@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"sort"
 	"strings"
@@ -481,5 +482,16 @@ func TestTIMEWarnings(t *testing.T) {
 	}
 	if len(ex.Warnings) != 2 || !strings.Contains(ex.Warnings[1], `feature "0": window [2, 3] has 2 timesteps, so its ordering p-value is at least 1/2`) {
 		t.Errorf("warnings %q", ex.Warnings)
+	}
+}
+
+func TestTIMECancelled(t *testing.T) {
+	x := gaussianData(50, 2, 6, 3)
+	f := weightedWindow(0, 2, []float64{1, 2})
+	data := regressionData(t, x, f, 0.1, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (explain.TIME{}).Explain(ctx, f, data); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,10 +33,11 @@ const sweepMethod = "TIME"
 //     swept parameter, for every suite whose TIME records vary one numeric
 //     parameter over at least two values (the test-set-size suites:
 //     SweepFigure with TimeSweepMetrics);
-//   - figures/heatmap-<suite>[-<setting>]-model<N>.png and .svg: truth, TIME
-//     and SAGE for the lowest-numbered model that has them, for every
-//     setting of a suite without a sweep figure, and for the last setting of
-//     a suite with one (HeatmapFigure).
+//   - figures/heatmap-<suite>[_<key>-<value>…]-model<N>.png and .svg: truth,
+//     TIME and SAGE for the lowest-numbered model that has them (preferring
+//     one with SAGE), for every setting of the paper-table suites and for
+//     the last setting (in Aggregate's order) of any other suite
+//     (HeatmapFigure).
 //
 // It returns the paths written, relative to dir and slash-separated, in
 // the order written (index.md last). Files are replaced atomically. A figure
@@ -96,7 +96,7 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 		if err := w.tables(name, display, data); err != nil {
 			return w.files, err
 		}
-		fmt.Fprintf(&idx, "- %s: [markdown](%s.md) · [csv](%s.csv) (%d settings × methods)\n", suite, name, name, len(gs))
+		fmt.Fprintf(&idx, "- %s: [markdown](%s.md) · [csv](%s.csv) (%d rows)\n", suite, name, name, len(gs))
 	}
 
 	// Figures.
@@ -117,8 +117,10 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 					suite, sweepMethod, param, suite, name, name, name)
 			}
 		}
+		// Heat maps for every setting of the paper's table suites, and for
+		// the last setting (the largest swept value) of any other suite.
 		ss := settings(suiteGroups(groups, suite))
-		if ok {
+		if !isPaperSuite(suite) {
 			ss = ss[len(ss)-1:]
 		}
 		for _, s := range ss {
@@ -153,6 +155,16 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 		return w.files, err
 	}
 	return w.files, nil
+}
+
+// isPaperSuite reports whether suite fills one of the paper's tables.
+func isPaperSuite(suite string) bool {
+	for _, pt := range PaperTables() {
+		if pt.Suite == suite {
+			return true
+		}
+	}
+	return false
 }
 
 // reportWriter writes files below dir and remembers their names.
@@ -315,5 +327,5 @@ func fileSafe(s string) string {
 			return r
 		}
 		return '_'
-	}, path.Clean(s))
+	}, s)
 }

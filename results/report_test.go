@@ -31,6 +31,8 @@ func TestWriteReport(t *testing.T) {
 		// (no heat map); table-s2 has no explanations.
 		"figures/heatmap-table1-model0.png", "figures/heatmap-table1-model0.svg",
 		"figures/sweep-testsize-regression.png", "figures/sweep-testsize-regression.svg",
+		"figures/heatmap-testsize-regression_instances-800-model1.png",
+		"figures/heatmap-testsize-regression_instances-800-model1.svg",
 		"index.md",
 	}
 	if !slices.Equal(files, want) {

@@ -164,9 +164,7 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 		return nil, err // unreachable: the functions were built to fit
 	}
 	rel, irr := make([]float64, M), make([]float64, M)
-	for i := range M {
-		rel[i], irr[i] = model.parts(x.Instance(i))
-	}
+	model.blockParts(rel, irr, x.Data)
 	y := rel
 	if cfg.Task == tempora.Classification {
 		model.tau = median(rel)

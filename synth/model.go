@@ -311,6 +311,9 @@ func (m *Model) WithBeta(beta float64) (*Model, error) {
 }
 
 func (m *Model) check(n int, x *tempora.Tensor) error {
+	if m == nil || m.block < 1 {
+		return fmt.Errorf("synth: model not created by NewModel, Generate or Load")
+	}
 	if x == nil {
 		return fmt.Errorf("synth: nil data tensor")
 	}
@@ -324,51 +327,6 @@ func (m *Model) check(n int, x *tempora.Tensor) error {
 		return fmt.Errorf("synth: %d predictions requested for %d instances", n, x.M)
 	}
 	return nil
-}
-
-// parts returns the relevant and irrelevant sums Σ_rel α_j g_j and
-// Σ_irr α_j g_j of one instance's row of D·L values. Every output of the
-// model is computed from these two sums, so F_β = rel + β·irr is the same
-// floating-point number wherever it is evaluated. The aggregators are
-// inlined here (rather than calling raw) because this is the hot loop of
-// every explainer.
-func (m *Model) parts(row []float64) (rel, irr float64) {
-	for k := range m.feats {
-		f := &m.feats[k]
-		w := row[f.lo:f.hi]
-		var v float64
-		switch f.Aggregator {
-		case Max:
-			v = w[0]
-			for _, u := range w[1:] {
-				if u > v {
-					v = u
-				}
-			}
-		case Average:
-			for _, u := range w {
-				v += u
-			}
-			v /= float64(len(w))
-		default:
-			c := f.Weights[:len(w)]
-			for i, u := range w {
-				v += c[i] * u
-			}
-		}
-		switch f.Nonlinearity {
-		case Abs:
-			v = math.Abs(v)
-		case Square:
-			v *= v
-		}
-		if f.Relevant {
-			rel += f.scale * (v - f.Mean)
-		} else {
-			irr += f.scale * (v - f.Mean)
-		}
-	}
-	return rel, irr
 }
 
 // Predict writes the model's predictions for the instances of x into dst:
@@ -411,14 +369,16 @@ func (m *Model) Polynomial(dst []float64, x *tempora.Tensor, beta float64) error
 // block's rows stay in cache while every feature is evaluated on them.
 const (
 	block      = 32
-	blockBytes = 64 << 10
+	blockBytes = 16 << 10
 )
 
 // blockParts sets rel[i] and irr[i] to the relevant and irrelevant sums of
-// instance i of data (len(rel) consecutive rows of D·L values). Features are
+// instance i of data (len(rel) consecutive rows of D·L values). Every
+// output of the model is computed from these two sums, so F_β = rel + β·irr
+// is the same floating-point number wherever it is evaluated, whatever the
+// block size (each instance adds its terms in feature order). Features are
 // the outer loop, so each aggregator runs as a tight loop over the
-// instances; each instance still adds its terms in feature order, so the
-// sums equal those of parts exactly.
+// instances of a block: this is the hot loop of every explainer.
 func (m *Model) blockParts(rel, irr, data []float64) {
 	clear(rel)
 	clear(irr)
@@ -442,13 +402,13 @@ func (m *Model) blockParts(rel, irr, data []float64) {
 				acc[i] += f.term(v)
 			}
 		case Average:
-			inv := float64(f.hi - f.lo)
+			wlen := float64(f.hi - f.lo)
 			for i := range acc {
 				v := 0.0
 				for _, u := range data[i*n+f.lo : i*n+f.hi] {
 					v += u
 				}
-				acc[i] += f.term(v / inv)
+				acc[i] += f.term(v / wlen)
 			}
 		default:
 			c := f.Weights

@@ -268,7 +268,14 @@ func (f *explainFlags) explainer(data *tempora.Dataset) (tempora.Explainer, stri
 	case "sage", "sage-m", "sage-z":
 		imp := map[string]baselines.Imputer{"sage": baselines.Marginal, "sage-m": baselines.Mean, "sage-z": baselines.Zero}[f.method]
 		s := baselines.SAGE{Imputer: imp, Background: f.background, MaxPermutations: f.maxPermutations, MaxTime: f.budget, Seed: f.seed, Workers: f.workers}
-		return s, fmt.Sprintf("%s (seed %d, budget %v, at most %d permutations; 0 means none)", imp, f.seed, f.budget, f.maxPermutations), nil
+		desc := fmt.Sprintf("%s (seed %d", imp, f.seed)
+		if f.budget > 0 {
+			desc += fmt.Sprintf(", budget %v", f.budget)
+		}
+		if f.maxPermutations > 0 {
+			desc += fmt.Sprintf(", at most %d permutations", f.maxPermutations)
+		}
+		return s, desc + ")", nil
 	case "perm", "perm-f":
 		p := baselines.PERM{Permutations: f.permutations, Alpha: f.alpha, Filter: f.method == "perm-f", Seed: f.seed, Workers: f.workers}
 		return p, fmt.Sprintf("%s (P = %d, seed %d)", strings.ToUpper(f.method[:4])+f.method[4:], f.permutations, f.seed), nil

@@ -13,6 +13,10 @@
 //	explain   explain a model (a synthetic problem's, or any program's) with
 //	          TIME or a baseline
 //	report    render a run's records as tables and figures
+//	run       run a benchmark suite (paper tables and figures, sweeps)
+//	merge     merge the outputs of a sharded run
+//	export    write HTCondor or Slurm jobs for a sharded run
+//	evaluate  score any tool's feature × timestep scores against ground truth
 //
 // Run "tempora <command> -h" for a command's flags. Results go to standard
 // output; progress and timing go to standard error. On error tempora prints
@@ -65,6 +69,10 @@ var commands = []command{
 	{"describe", "summarise a synthetic problem", runDescribe},
 	{"explain", "explain a model with TIME or a baseline", runExplain},
 	{"report", "render a run's records as tables and figures", runReport},
+	{"run", "run a benchmark suite (paper tables and figures, sweeps)", runRun},
+	{"merge", "merge the outputs of a sharded run", runMerge},
+	{"export", "write HTCondor or Slurm jobs for a sharded run", runExport},
+	{"evaluate", "score any tool's feature × timestep scores against ground truth", runEvaluate},
 }
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
