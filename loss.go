@@ -24,7 +24,16 @@ func Quadratic(dst, y, pred []float64) {
 func BinaryCrossEntropy(dst, y, pred []float64) {
 	for i, v := range y {
 		p := min(max(pred[i], ProbClip), 1-ProbClip)
-		dst[i] = -v*math.Log(p) - (1-v)*math.Log1p(-p)
+		// Labels 0 and 1 need one logarithm; the result is bit-identical
+		// to the general formula, whose other term is then ±0.
+		switch v {
+		case 1:
+			dst[i] = -math.Log(p)
+		case 0:
+			dst[i] = -math.Log1p(-p)
+		default:
+			dst[i] = -v*math.Log(p) - (1-v)*math.Log1p(-p)
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ const (
 	// QuickSAGEMaxPermutations caps SAGE (marginal imputation, by far the
 	// most expensive) at quick scale; SAGE-m and SAGE-z keep
 	// SAGEMaxPermutations, which they need on small problems.
-	QuickSAGEMaxPermutations = 1 << 11
+	QuickSAGEMaxPermutations = 1 << 9
 	// QuickLIMESamples is LIME's number of samples per instance at quick
 	// scale (the paper's 5000 otherwise).
 	QuickLIMESamples = 1000

@@ -41,7 +41,8 @@
 // 1/24 for w = 2, 3, 4, and a window of one timestep has no ordering to
 // test (p = 1). At α = 0.1 the ordering of a window shorter than 4
 // timesteps can therefore never be significant; Explain warns when that
-// happens.
+// happens. (Across-instance tests are enumerated in the same way when
+// M! − 1 ≤ P, i.e. for M ≤ 4 at P = 50.)
 //
 // Every draw comes from its own random stream, derived from the run seed,
 // the node (feature index or group name), the test kind (overall,

@@ -89,8 +89,9 @@ const tieTol = 1e-10
 
 // Engine runs permutation tests of a model on a dataset. It holds the
 // baseline predictions and losses, and one working copy of the data per
-// worker, in which each draw rewrites only the permuted block and restores
-// it afterwards. Each draw evaluates the model once on all M instances.
+// worker, in which each draw rewrites only the permuted block (a block is
+// restored from the data before a different one is perturbed, and at the
+// end of every Run). Each draw evaluates the model once on all M instances.
 //
 // An Engine's methods may be called from several goroutines; concurrent
 // calls of Run are serialised.
@@ -115,6 +116,18 @@ type workspace struct {
 	x          *tempora.Tensor
 	pred, loss []float64
 	perm       []int
+	// dirty is the test whose block x holds perturbed, or nil when x equals
+	// the data. A draw of the same block overwrites all of it, so the block
+	// is restored only when the next draw perturbs a different block.
+	dirty *plan
+}
+
+// clean restores the dirty block, if any.
+func (ws *workspace) clean(src *tempora.Tensor) {
+	if ws.dirty != nil {
+		tempora.RestoreBlock(ws.x, src, ws.dirty.Features, ws.dirty.Window.Start, ws.dirty.Window.End)
+		ws.dirty = nil
+	}
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -308,6 +321,7 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 	for w := range nw {
 		wg.Go(func() {
 			ws := e.spaces[w]
+			defer ws.clean(e.data.X)
 			for {
 				item := int(next.Add(1) - 1)
 				if item >= total || failed() {
@@ -361,8 +375,9 @@ func (e *Engine) summarise(means []float64) TestResult {
 	}
 }
 
-// draw applies draw d of test p to the worker's copy of the data, evaluates
-// the model, restores the block and returns the mean loss.
+// draw applies draw d of test p to the worker's copy of the data (restoring
+// the block of a previous test first), evaluates the model and returns the
+// mean loss. The block stays perturbed until ws.clean.
 func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	perm := ws.perm[:p.n]
 	if p.exact {
@@ -376,6 +391,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
 	src := e.data.X
+	if ws.dirty != p {
+		ws.clean(src)
+	}
 	start, end := p.Window.Start, p.Window.End
 	switch p.Kind {
 	case AcrossInstances:
@@ -383,9 +401,8 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	case WithinWindow:
 		tempora.PermuteTimesteps(ws.x, src, p.Features, start, end, perm)
 	}
-	m, err := e.evaluate(ws, ws.x)
-	tempora.RestoreBlock(ws.x, src, p.Features, start, end)
-	return m, err
+	ws.dirty = p
+	return e.evaluate(ws, ws.x)
 }
 
 // factorial returns n! and true if n! ≤ limit, or 0 and false otherwise.

@@ -278,3 +278,55 @@ func TestPValueFormula(t *testing.T) {
 		t.Errorf("score = %v, want %v", res[0].Score, want)
 	}
 }
+
+// TestBlocksRestored checks that a worker's copy of the data differs from
+// the original only in the block of the draw being evaluated, across
+// tests, batches and workers.
+func TestBlocksRestored(t *testing.T) {
+	const m, l = 30, 6
+	x := gaussianData(m, 3, l, 6)
+	orig := x.Clone()
+	blocks := [][3]int{{0, 0, 1}, {1, 2, 3}, {2, 0, 5}} // feature, start, end
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		changed := map[int]bool{}
+		for i := range m {
+			for j := range 3 {
+				for s := range l {
+					if x.At(i, j, s) == orig.At(i, j, s) {
+						continue
+					}
+					b := blocks[j]
+					if s < b[1] || s > b[2] {
+						return fmt.Errorf("cell (%d, %d, %d) outside block %v changed", i, j, s, b)
+					}
+					changed[j] = true
+				}
+			}
+		}
+		if len(changed) > 1 {
+			return fmt.Errorf("blocks of features %v changed together", changed)
+		}
+		for i := range dst {
+			dst[i] = x.At(i, 0, 0) + x.At(i, 1, 2) + x.At(i, 2, 5)
+		}
+		return nil
+	})
+	data := regressionData(t, x, model, 1, 6)
+	for _, workers := range []int{1, 3} {
+		eng, err := explain.NewEngine(model, data, nil, 1, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tests []explain.Test
+		for k := range 7 {
+			b := blocks[k%3]
+			kind := explain.Perturbation(k % 2)
+			tests = append(tests, explain.Test{Features: []int{b[0]}, Window: tempora.Window{Start: b[1], End: b[2]}, Kind: kind, Permutations: 6, Key: fmt.Sprint(k)})
+		}
+		for range 2 { // a second batch starts from a clean copy
+			if _, err := eng.Run(context.Background(), tests); err != nil {
+				t.Fatalf("%d workers: %v", workers, err)
+			}
+		}
+	}
+}

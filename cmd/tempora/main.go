@@ -43,7 +43,9 @@ func main() {
 		if interrupted && errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")
 		}
-		fmt.Fprintln(os.Stderr, "tempora:", err)
+		// One line: multi-line details (such as a model program's last
+		// standard error lines, already shown as it ran) are joined.
+		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
 		var u usageError
 		if errors.As(err, &u) {
 			os.Exit(2)
