@@ -24,7 +24,7 @@
 //     Per model, one problem of 6400 instances × 30 features × 50 timesteps
 //     (10 relevant, automatic noise) is synthesised and calibrated, and TIME
 //     analyses its first 100, 200, …, 6400 instances (decision 10). Quick:
-//     2 problems of 800 instances, analysed at 100, …, 800.
+//     3 problems of 1600 instances, analysed at 100, …, 1600.
 //   - grid: any sweep around the Table 1 problem, e.g.
 //     "noise=0,0.5,1;gamma=0.95,0.99" (see GridParams); TIME and TIME-n by
 //     default, 20 models (quick: 2, with 200 instances unless swept).

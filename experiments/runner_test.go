@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,7 +105,7 @@ func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
 	}
 }
 
-// fakeOptions runs the testsize-regression suite (4 settings at quick
+// fakeOptions runs the testsize-regression suite (5 settings at quick
 // scale share one problem per model) with the fake problems and methods.
 func fakeOptions(out string, calls *atomic.Int64, cancel func(int64)) Options {
 	return Options{
@@ -170,16 +171,16 @@ func TestRunRecords(t *testing.T) {
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	// 4 instance counts (100…800) × 3 models × 2 runs (PAIR, SOLO).
-	if got := calls.Load(); got != 24 {
-		t.Errorf("%d explanations, want 24", got)
+	// 5 instance counts (100…1600) × 3 models × 2 runs (PAIR, SOLO).
+	if got := calls.Load(); got != 30 {
+		t.Errorf("%d explanations, want 30", got)
 	}
 	recs, err := record.ReadAll(filepath.Join(out, "records"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 36 {
-		t.Fatalf("%d records, want 36 (4 counts × 3 models × 3 outputs)", len(recs))
+	if len(recs) != 45 {
+		t.Fatalf("%d records, want 45 (5 counts × 3 models × 3 outputs)", len(recs))
 	}
 	for _, r := range recs {
 		n := 14 // detection metrics + TIME metrics
@@ -219,8 +220,8 @@ func TestRunRecords(t *testing.T) {
 			nb++
 		}
 	}
-	if nb != 36 || !slices.Contains(lines, "suite: testsize-regression") || !slices.Contains(lines, "seed: 7") {
-		t.Errorf("bench.txt has %d benchmark lines (want 36) or lacks its suite/seed header:\n%s", nb, bench)
+	if nb != 45 || !slices.Contains(lines, "suite: testsize-regression") || !slices.Contains(lines, "seed: 7") {
+		t.Errorf("bench.txt has %d benchmark lines (want 45) or lacks its suite/seed header:\n%s", nb, bench)
 	}
 
 	// Rerunning does nothing.
@@ -235,12 +236,18 @@ func TestRunRecords(t *testing.T) {
 	sameFiles(t, "rerun", readRecordFiles(t, out), before)
 
 	// Adding a model leaves existing records alone and adds one model's.
-	o.Models = 4
+	var prog bytes.Buffer
+	o.Models, o.Progress = 4, &prog
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if calls.Load() != 8 {
-		t.Errorf("adding a model explained %d problems, want 8", calls.Load())
+	// Not a terminal: one plain line per item, with an ETA.
+	if lines := strings.Split(strings.TrimSpace(prog.String()), "\n"); len(lines) != 10+2 ||
+		!strings.Contains(lines[0], "30 items already done, 10 to run") || !strings.Contains(lines[1], "ETA") {
+		t.Errorf("progress:\n%s", prog.String())
+	}
+	if calls.Load() != 10 {
+		t.Errorf("adding a model explained %d problems, want 10", calls.Load())
 	}
 	after := readRecordFiles(t, out)
 	for k, v := range before {
@@ -281,9 +288,10 @@ func TestRunResume(t *testing.T) {
 		readRecordFiles(t, out) // no temporary files
 	}
 	// The interrupted runs finished 0, 4 and 10 items (each cancelled
-	// during the k-th explanation of its own run): 14 of 24 items.
-	if got := len(readRecordFiles(t, out)); got != 14*36/24 {
-		t.Errorf("after the interrupted runs: %d records, want %d", got, 14*36/24)
+	// during the k-th explanation of its own run): 14 items, alternately
+	// PAIR (2 records) and SOLO (1 record).
+	if got := len(readRecordFiles(t, out)); got != 21 {
+		t.Errorf("after the interrupted runs: %d records, want 21", got)
 	}
 	if err := Run(context.Background(), fakeOptions(out, nil, nil)); err != nil {
 		t.Fatal(err)

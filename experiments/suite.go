@@ -97,7 +97,7 @@ var (
 // about ten minutes on two cores (see the package documentation).
 const (
 	quickTableInstances = 200
-	quickTestsizeMax    = 800
+	quickTestsizeMax    = 1600
 )
 
 // testsizeCounts are the analysed instance counts of the test-set-size
@@ -118,12 +118,12 @@ var Suites = []*Suite{
 	},
 	{
 		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
-		Models: 100, QuickModels: 2, Methods: []string{"TIME"},
+		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
 	},
 	{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
-		Models: 100, QuickModels: 2, Methods: []string{"TIME"},
+		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},

@@ -42,9 +42,9 @@ func TestSuiteItems(t *testing.T) {
 		},
 		{
 			o:        Options{Suite: "testsize-classification", Quick: true},
-			items:    2 * 4,
-			settings: []string{"instances=100", "instances=200", "instances=400", "instances=800"},
-			outputs:  []string{"TIME"}, problems: 2,
+			items:    3 * 5,
+			settings: []string{"instances=100", "instances=200", "instances=400", "instances=800", "instances=1600"},
+			outputs:  []string{"TIME"}, problems: 3,
 		},
 		{
 			// γ and α do not change the problem; noise does.
