@@ -282,7 +282,7 @@ func (g *Generator) validate(l int) error {
 			return fmt.Errorf("a Bernoulli process must be binary, not %v", g.Type)
 		}
 		if !(g.P >= 0 && g.P <= 1) {
-			return fmt.Errorf("Bernoulli probability %v outside [0, 1]", g.P)
+			return fmt.Errorf("probability %v of a Bernoulli process is outside [0, 1]", g.P)
 		}
 		return nil
 	}

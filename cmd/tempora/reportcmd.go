@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"tempora/internal/record"
 	"tempora/results"
@@ -27,12 +28,15 @@ suite, setting, model and method) into OUT:
                            test-set-size suites), PNG and SVG
   figures/heatmap-<s>-*    ground truth, TIME and SAGE for one model, PNG and SVG
 
+Several runs (for example one directory per suite) are reported together
+with -in DIR1,DIR2,...; a record present in two of them is an error.
+
 Report reads saved records only, so it can rebuild the report of an old run.`
 
 func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("report", "-in DIR [-out DIR]", reportHelp, stdout)
-	in := fs.String("in", "", "run directory; its records/ subdirectory holds the records (required)")
-	out := fs.String("out", "", "output directory (default IN/report)")
+	fs := newFlagSet("report", "-in DIR[,DIR...] [-out DIR]", reportHelp, stdout)
+	in := fs.String("in", "", "run directory, or comma-separated run directories to report together; each one's records/ subdirectory holds the records (required)")
+	out := fs.String("out", "", "output directory (default: the first IN/report)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -42,13 +46,19 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if *in == "" {
 		return usageErrorf("report: -in is required (see tempora report -h)")
 	}
+	dirs := strings.Split(*in, ",")
 	if *out == "" {
-		*out = filepath.Join(*in, "report")
+		*out = filepath.Join(dirs[0], "report")
 	}
-	recs, err := readRecords(filepath.Join(*in, "records"))
-	if err != nil {
-		return err
+	var recs []*record.Record
+	for _, d := range dirs {
+		r, err := readRecords(filepath.Join(d, "records"))
+		if err != nil {
+			return err
+		}
+		recs = append(recs, r...)
 	}
+	record.Sort(recs)
 	files, err := results.WriteReport(*out, recs)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
