@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test check bench demo clean
+.PHONY: build test check bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -25,17 +25,59 @@ check:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/tools/importcheck
 
-# bench runs the benchmarks and writes the Go benchmark format to
-# out/bench.txt (compare runs with benchstat). BENCH_PKGS and BENCHFLAGS
-# narrow a run, e.g. make bench BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
+# bench runs the micro-benchmarks and a small fixed suite (table1 at paper
+# scale, 3 models), all in the Go benchmark format: out/bench.txt and
+# out/bench-table1.txt. Compare two runs or commits with benchstat, e.g.
+# benchstat old/bench.txt out/bench.txt, or benchstat -col /method
+# out/bench-table1.txt. BENCH_PKGS and BENCHFLAGS narrow the micro-benchmarks,
+# e.g. make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
 BENCH_PKGS ?= ./...
 BENCHFLAGS ?=
 
-bench:
+bench: bench-micro bench-suite
+
+bench-micro:
 	@mkdir -p $(OUT)
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) $(BENCH_PKGS) > $(OUT)/bench.txt.tmp || { cat $(OUT)/bench.txt.tmp; rm -f $(OUT)/bench.txt.tmp; exit 1; }
 	@mv $(OUT)/bench.txt.tmp $(OUT)/bench.txt
 	@cat $(OUT)/bench.txt
+
+bench-suite: build
+	rm -rf $(OUT)/bench-table1
+	./$(BIN) run -suite table1 -models 3 -out $(OUT)/bench-table1
+	cp $(OUT)/bench-table1/bench.txt $(OUT)/bench-table1.txt
+
+# The paper's suites. A rerun of the same target resumes: finished records
+# are kept and skipped. paper-quick runs every suite at quick scale (fewer
+# models and instances; about 3 minutes on 2 cores) and reports it into
+# out/quick/report. paper runs every suite at paper scale (100 models each);
+# on 2 cores expect about 45 minutes for table1, about 2 hours for each
+# test-set-size suite and well over a day for table-s2 (LIME and SAGE on 600
+# columns), so run it on more cores or in shards (tempora export). paper-table1
+# runs Table 1 / S1 alone.
+SUITES := table1 table-s2 testsize-regression testsize-classification
+comma := ,
+empty :=
+space := $(empty) $(empty)
+
+paper-quick: build
+	for s in $(SUITES); do ./$(BIN) run -suite $$s -quick -out $(OUT)/quick/$$s || exit 1; done
+	./$(BIN) report -in $(subst $(space),$(comma),$(addprefix $(OUT)/quick/,$(SUITES))) -out $(OUT)/quick/report
+
+paper: build
+	for s in $(SUITES); do ./$(BIN) run -suite $$s -out $(OUT)/paper/$$s || exit 1; done
+	./$(BIN) report -in $(subst $(space),$(comma),$(addprefix $(OUT)/paper/,$(SUITES))) -out $(OUT)/paper/report
+
+paper-table1: build
+	./$(BIN) run -suite table1 -out $(OUT)/paper/table1
+	./$(BIN) report -in $(OUT)/paper/table1 -out $(OUT)/paper/table1/report
+
+# reference refreshes the committed snapshot results/reference/quick from
+# out/quick/report (run make paper-quick first).
+reference:
+	rm -rf results/reference/quick
+	mkdir -p results/reference
+	cp -r $(OUT)/quick/report results/reference/quick
 
 # demo synthesises a Table-1-style classification problem (1000 instances,
 # 10 features, 20 timesteps, half of the features relevant) into out/demo

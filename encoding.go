@@ -43,7 +43,7 @@ type jsonFeature struct {
 	Score                   float64  `json:"score"`
 	PValue                  *float64 `json:"p_value"`
 	PAdjusted               *float64 `json:"p_adjusted"`
-	Window                  *[2]int  `json:"window"`
+	Window                  *Window  `json:"window"`
 	WindowScore             float64  `json:"window_score"`
 	WindowPValue            *float64 `json:"window_p_value"`
 	WindowPAdjusted         *float64 `json:"window_p_adjusted"`
@@ -82,9 +82,7 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 	if f.Index < 0 || len(f.Members) != 1 {
 		j.Members = f.Members
 	}
-	if f.Window != nil {
-		j.Window = &[2]int{f.Window.Start, f.Window.End}
-	}
+	j.Window = f.Window
 	return j
 }
 
@@ -101,9 +99,7 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 	if f.Members == nil && f.Index >= 0 {
 		f.Members = []int{f.Index}
 	}
-	if j.Window != nil {
-		f.Window = &Window{Start: j.Window[0], End: j.Window[1]}
-	}
+	f.Window = j.Window
 	return f
 }
 
@@ -157,6 +153,11 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("tempora: explanation cell row %d has %d values for %d timesteps", r, len(row), j.L)
 		}
 		e.Cells = append(e.Cells, row...)
+	}
+	for _, f := range append(append([]jsonFeature(nil), j.Features...), j.Groups...) {
+		if f.Window != nil && f.Window.End >= j.L {
+			return fmt.Errorf("tempora: window %v of %q ends after the last timestep %d", *f.Window, f.Name, j.L-1)
+		}
 	}
 	for _, f := range j.Features {
 		e.Features = append(e.Features, fromJSONFeature(f))

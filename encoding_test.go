@@ -217,3 +217,14 @@ func TestNewExplanation(t *testing.T) {
 		t.Error("Cell(1, 4) does not read Cells[j*L+t]")
 	}
 }
+
+func TestUnmarshalRejectsBadWindows(t *testing.T) {
+	for _, w := range []string{"[3,1]", "[-1,2]", "[0,5]", "[1]"} {
+		doc := `{"method":"X","num_features":1,"num_timesteps":5,"cells":[[0,0,0,0,0]],` +
+			`"features":[{"index":0,"name":"0","window":` + w + `}]}`
+		var e Explanation
+		if err := e.UnmarshalJSON([]byte(doc)); err == nil {
+			t.Errorf("window %s accepted", w)
+		}
+	}
+}

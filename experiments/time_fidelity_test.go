@@ -42,29 +42,15 @@ func TestTIMEFidelityTable1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tp, relevant, selected int
+		truth := make([]bool, len(ex.Features))
+		found := make([]bool, len(ex.Features))
 		for j, f := range ex.Features {
-			rel := p.Truth[j].Relevant
-			if rel {
-				relevant++
-			}
-			if f.Important {
-				selected++
-				if rel {
-					tp++
-				}
-			}
+			truth[j], found[j] = p.Truth[j].Relevant, f.Important
 		}
-		power, precision := 1.0, 1.0
-		if relevant > 0 {
-			power = float64(tp) / float64(relevant)
-		}
-		if selected > 0 {
-			precision = float64(tp) / float64(selected)
-		}
-		t.Logf("seed %d: power %.2f FDR %.2f (%d of %d relevant found, %d selected)", seed, power, 1-precision, tp, relevant, selected)
+		power, fdr := PowerFDR(truth, found)
+		t.Logf("seed %d: power %.2f FDR %.2f", seed, power, fdr)
 		sumPower += power
-		sumFDR += 1 - precision
+		sumFDR += fdr
 	}
 	power, fdr := sumPower/models, sumFDR/models
 	t.Logf("mean feature power %.3f, FDR %.3f over %d models (paper: 0.930, 0.037)", power, fdr, models)

@@ -91,7 +91,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs.StringVar(&f.names, "feature-names", "", "feature names `file`, one per line")
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
 	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
-	fs.DurationVar(&f.modelTimeout, "model-timeout", 0, "limit on the model's time to answer one batch (0: none)")
+	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
 	fs.StringVar(&f.method, "method", "time", "explanation `method`: "+strings.Join(methods, ", "))
 	fs.IntVar(&f.permutations, "permutations", explain.DefaultPermutations, "permutations per test P (time, perm, perm-f)")
 	fs.Float64Var(&f.alpha, "alpha", explain.DefaultAlpha, "FDR level α in (0, 1) (time, perm-f)")
