@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"tempora"
+	"tempora/explain"
 	"tempora/internal/examplemodel"
 	"tempora/procmodel"
 )
@@ -248,10 +250,32 @@ func TestExplainModelCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' -test.run=^$"
+	jsonPath := filepath.Join(dir, "sub.json")
 	out, errOut, err := runCmd(t, "explain", "-data", xPath, "-targets", yPath, "-feature-names", nPath,
-		"-task", "regression", "-model-cmd", cmd, "-model-timeout", "1m")
+		"-task", "regression", "-model-cmd", cmd, "-model-timeout", "1m", "-seed", "3", "-json", jsonPath)
 	if err != nil {
 		t.Fatalf("explain -model-cmd: %v\n%s", err, errOut)
+	}
+	// The explanation through the child process must be identical to the
+	// same model explained in-process with the same seed (runtime aside).
+	var sub tempora.Explanation
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sub); err != nil {
+		t.Fatal(err)
+	}
+	in, err := explain.TIME{Seed: 3}.Explain(context.Background(), &examplemodel.Model{Terms: terms},
+		&tempora.Dataset{X: x, Y: y, Task: tempora.Regression, FeatureNames: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Accounting.Runtime, in.Accounting.Runtime = 0, 0
+	subJSON, _ := json.Marshal(&sub)
+	inJSON, _ := json.Marshal(in)
+	if !bytes.Equal(subJSON, inJSON) {
+		t.Errorf("explanation through -model-cmd differs from in-process:\n sub %s\n  in %s", subJSON, inJSON)
 	}
 	golden(t, "explain-model-cmd.stdout", out)
 	// The model uses features 0 (a), 3 (d) and 7 (h) on timesteps 10..19,
