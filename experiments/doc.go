@@ -75,7 +75,8 @@
 //
 // The paper ran SAGE for up to 72 hours per model and dropped unconverged
 // models. Here SAGE stops after SAGEMaxPermutations sampled permutations
-// (SAGE proper QuickSAGEMaxPermutations at quick scale) and its record is marked
+// (SAGE proper QuickSAGEMaxPermutations at quick scale, where its marginal
+// background is the first QuickSAGEBackground rows) and its record is marked
 // Incomplete; a permutation cap rather than a time cap keeps results
 // machine-independent. At quick scale LIME uses QuickLIMESamples samples per
 // instance.
