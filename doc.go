@@ -44,7 +44,7 @@
 // # References
 //
 //   - A. Sood and M. Craven. Feature importance explanations for temporal
-//     black-box models. arXiv:2102.11934, 2021.
+//     black-box models. AAAI 2022; arXiv:2102.11934.
 //   - Y. Benjamini and Y. Hochberg. Controlling the false discovery rate.
 //     J. R. Stat. Soc. B 57(1), 1995.
 //   - D. Yekutieli. Hierarchical false discovery rate-controlling
