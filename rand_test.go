@@ -2,6 +2,7 @@ package tempora
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -109,5 +110,19 @@ func TestNewRandUniform(t *testing.T) {
 	}
 	if mean := sum / n; mean < 0.5-0.0144 || mean > 0.5+0.0144 {
 		t.Errorf("mean of first draws across keys = %v, want 0.5 ± 0.0144", mean)
+	}
+}
+
+func TestSeedPCGMatchesNewRand(t *testing.T) {
+	pcg := new(rand.PCG)
+	r := rand.New(pcg)
+	for _, key := range [][]string{{}, {"a"}, {"time/feature/3/overall", "17"}} {
+		want := NewRand(42, key...)
+		SeedPCG(pcg, 42, key...)
+		for k := range 5 {
+			if g, w := r.Uint64(), want.Uint64(); g != w {
+				t.Fatalf("key %q, draw %d: SeedPCG stream gives %d, NewRand %d", key, k, g, w)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -116,6 +117,10 @@ type workspace struct {
 	x          *tempora.Tensor
 	pred, loss []float64
 	perm       []int
+	// pcg and rng are the workspace's generator, reseeded per draw with
+	// tempora.SeedPCG so that no draw allocates one.
+	pcg *rand.PCG
+	rng *rand.Rand
 	// dirty is the test whose block x holds perturbed, or nil when x equals
 	// the data. A draw of the same block overwrites all of it, so the block
 	// is restored only when the next draw perturbs a different block.
@@ -182,7 +187,8 @@ func (e *Engine) Accounting() tempora.Accounting {
 
 func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
-	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L))}
+	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
+	ws.rng = rand.New(ws.pcg)
 	if withCopy {
 		ws.x = x.Clone()
 	}
@@ -387,8 +393,8 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		for i := range perm {
 			perm[i] = i
 		}
-		rng := tempora.NewRand(e.seed, p.Key, strconv.Itoa(d))
-		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
+		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
 	src := e.data.X
 	if ws.dirty != p {
