@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // A Tensor stores instances × features × timesteps row-major, so each

@@ -1,4 +1,4 @@
-module tempora
+module github.com/tempora-dev/tempora
 
 go 1.26
 

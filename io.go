@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"tempora/internal/atomicfile"
-	"tempora/internal/npy"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/npy"
 )
 
 // ReadTensorNPY reads an M × D × L data tensor from a NumPy .npy file

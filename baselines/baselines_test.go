@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // TestDeterminism checks that every method gives bitwise-identical cells

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // benchProblem is a Table-1-shaped regression problem (10 features × 20

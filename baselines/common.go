@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // zeroCell is the magnitude below which a cell score counts as zero when a

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
-	"tempora"
-	"tempora/baselines"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
 )
 
 // exampleProblem returns 500 instances of 2 features × 3 timesteps with

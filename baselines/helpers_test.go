@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // linear is the model f(x) = Σ_c a_c·x_c over the unrolled columns of an

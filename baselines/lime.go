@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Defaults of the LIME configuration, as the paper ran the lime package.

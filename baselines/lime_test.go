@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // TestLIMELinear checks LIME's local weights and global scores on a linear

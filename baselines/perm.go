@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"tempora"
-	"tempora/explain"
-	"tempora/internal/fdr"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/internal/fdr"
 )
 
 // Defaults of the PERM configuration, as the paper ran it.

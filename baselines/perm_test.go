@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // TestPERMLinear checks PERM's effect sizes and p-values on a linear

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Defaults of the SAGE configuration, as the paper ran sage-importance.

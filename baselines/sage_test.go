@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // TestSAGELinear checks SAGE values on a linear regression model

@@ -5,9 +5,9 @@ import (
 	"sync"
 	"testing"
 
-	"tempora"
-	"tempora/baselines"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // baselinesBenchProblem is the Table-1 classification problem of the paper's

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"tempora"
-	"tempora/baselines"
-	"tempora/explain"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // SAGE budgets of the built-in SAGE methods. The paper let SAGE run for up

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"tempora"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // ReadTruth reads the ground truth of a synthetic problem directory written

@@ -7,8 +7,8 @@ import (
 	"math"
 	"os"
 
-	"tempora"
-	"tempora/experiments"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 // Occlusion is a new explanation method to compare: the score of cell

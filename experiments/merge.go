@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"tempora/internal/atomicfile"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // IncompleteError reports records that a merge expected but did not find.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Method is an explanation method the runner can benchmark: how to build

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // Truth is the ground truth an explanation is scored against: per feature,

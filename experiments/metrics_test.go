@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // tol is the tolerance of hand-computed metrics: they are ratios of small

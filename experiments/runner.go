@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"tempora"
-	"tempora/internal/atomicfile"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the

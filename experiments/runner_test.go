@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // fakeSource returns a tiny deterministic problem for any spec: the spec's

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // Param is one key=value part of an experimental setting.

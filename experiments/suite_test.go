@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 func TestSuiteItems(t *testing.T) {

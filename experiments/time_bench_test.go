@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"tempora"
-	"tempora/explain"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // BenchmarkTIME runs TIME (P = 50, default settings, GOMAXPROCS workers) on

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"tempora"
-	"tempora/explain"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // TestTIMEFidelityTable1 runs TIME on 20 seeded problems of the paper's

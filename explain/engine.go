@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Perturbation is the kind of permutation a Test applies to its block (its

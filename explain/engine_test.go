@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"tempora"
-	"tempora/explain"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // TestExactEnumeration checks the exact ordering test: for a window of

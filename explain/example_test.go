@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
-	"tempora"
-	"tempora/explain"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // ExampleTIME explains a model that reads only the pulse over timesteps

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // gaussianData returns an M × D × L tensor of i.i.d. standard normal values

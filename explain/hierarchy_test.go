@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora/explain"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 func TestParseHierarchy(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 func TestUnrankLexicographic(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"tempora"
-	"tempora/internal/fdr"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/fdr"
 )
 
 // Defaults of the TIME configuration, used for zero fields.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
-	"tempora/explain"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // Designed models: the model reads known cells, the data are i.i.d.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // search is the state of one node's window search. A prefix of length c

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"tempora/internal/examplemodel"
+	"github.com/tempora-dev/tempora/internal/examplemodel"
 )
 
 // BenchmarkPredict measures the example additive model (10 features × 20

@@ -3,7 +3,7 @@ package procmodel_test
 import (
 	"fmt"
 
-	"tempora/procmodel"
+	"github.com/tempora-dev/tempora/procmodel"
 )
 
 func ExampleSplitCommand() {

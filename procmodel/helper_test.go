@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // The test binary doubles as a misbehaving model program: run with
@@ -165,7 +165,7 @@ func gomodelPath(tb testing.TB) string {
 			return
 		}
 		bin := filepath.Join(buildDir, "gomodel")
-		cmd := exec.Command("go", "build", "-o", bin, "tempora/examples/gomodel")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/tempora-dev/tempora/examples/gomodel")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build examples/gomodel: %v\n%s", err, out)
 		}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Errors reported by Model. Predict and Start wrap them with details (the

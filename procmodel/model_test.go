@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"tempora"
-	"tempora/internal/examplemodel"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/examplemodel"
 )
 
 // randomTensor returns an m × d × l tensor of standard normal values.

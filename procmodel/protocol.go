@@ -8,7 +8,7 @@ import (
 	"io"
 	"math"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Version is the protocol version this package speaks. It is carried by the

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
-	"tempora/internal/examplemodel"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/examplemodel"
 )
 
 // TestServeInProcess drives Serve through pipes with hand-built frames:

@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // tol is the tolerance for comparing statistics computed two ways: both are

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"tempora/internal/record"
-	"tempora/results"
+	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/results"
 )
 
 func ExampleSummarize() {

@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // DPI is the resolution of PNG figures in dots per inch.

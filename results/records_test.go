@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // Hand-made records for the tests: deterministic values from a seeded

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // ErrNoRecords is returned by WriteReport when there is nothing to report.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 func TestWriteReport(t *testing.T) {

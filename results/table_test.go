@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 var benchSizes = []Config{

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Defaults applied to zero-valued Config fields. They are the sizes of the

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Describe writes a readable summary of the problem to w: its shape, task

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"log"
 
-	"tempora"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 func ExampleGenerate() {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Constants of the reference generator.

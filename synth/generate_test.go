@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 func TestAutoBetaRegression(t *testing.T) {

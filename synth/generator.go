@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // FeatureType is the kind of values a feature takes.

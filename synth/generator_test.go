@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // zTol is the number of standard errors a Monte Carlo estimate may deviate

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Files of a saved problem and the format versions of the JSON files.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {

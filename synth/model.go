@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // Aggregator reduces a feature's window to one number.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // standardTol bounds the rounding error of a mean or variance of standardised

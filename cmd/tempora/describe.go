@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"tempora/synth"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 const describeHelp = `

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"tempora/experiments"
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 const evaluateHelp = `

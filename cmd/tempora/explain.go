@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"tempora"
-	"tempora/baselines"
-	"tempora/explain"
-	"tempora/procmodel"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 const explainHelp = `

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"tempora/experiments"
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 const exportHelp = `

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
-	"tempora/explain"
-	"tempora/internal/examplemodel"
-	"tempora/procmodel"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/internal/examplemodel"
+	"github.com/tempora-dev/tempora/procmodel"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"tempora/experiments"
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 const mergeHelp = `

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"tempora"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // byImportance returns the indices of e's features ordered by importance:

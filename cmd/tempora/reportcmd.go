@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tempora/internal/record"
-	"tempora/results"
+	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/results"
 )
 
 const reportHelp = `

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"tempora"
-	"tempora/internal/record"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/record"
 )
 
 // writeReportRecords writes a small hand-made run below dir/records: suite

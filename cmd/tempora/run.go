@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"tempora/experiments"
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 const runHelp = `

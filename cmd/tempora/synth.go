@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"tempora"
-	"tempora/synth"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 const synthHelp = `

@@ -19,9 +19,9 @@ import (
 	"fmt"
 	"os"
 
-	"tempora"
-	"tempora/internal/examplemodel"
-	"tempora/procmodel"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/examplemodel"
+	"github.com/tempora-dev/tempora/procmodel"
 )
 
 func main() {

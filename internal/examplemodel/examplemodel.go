@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"tempora"
+	"github.com/tempora-dev/tempora"
 )
 
 // DefaultTerms is the terms specification used by the example programs when

@@ -24,8 +24,8 @@ import (
 	"strings"
 	"unicode"
 
-	"tempora"
-	"tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 )
 
 // Format is the value of every record's "format" field.
