@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // IncompleteError reports records that a merge expected but did not find.

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // Truth is the ground truth an explanation is scored against: per feature,

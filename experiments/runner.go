@@ -16,7 +16,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -530,7 +530,7 @@ func cpuName() string {
 }
 
 // Record is the outcome of one method on one problem, as Run writes it (see
-// package tempora/internal/record for the format).
+// package record for the format).
 type Record = record.Record
 
 // ReadRecords returns every record below out/records (a directory written

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // fakeSource returns a tiny deterministic problem for any spec: the spec's

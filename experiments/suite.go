@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // Param is one key=value part of an experimental setting.

@@ -1,6 +1,6 @@
 // Package results renders the records written by package experiments into
 // aggregates, tables and figures. It reads saved records only (package
-// internal/record), never the explainers or the data generator, so a report
+// package record), never the explainers or the data generator, so a report
 // can be rebuilt from an old run.
 //
 // # Aggregation

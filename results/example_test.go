@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/results"
 )
 

@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // checkFigure encodes f as PNG and SVG and checks that both decode: the PNG

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // nearZero is the magnitude below which a score counts as zero, as in the

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // Hand-made records for the tests: deterministic values from a seeded

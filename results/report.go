@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // ErrNoRecords is returned by WriteReport when there is nothing to report.

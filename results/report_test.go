@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 func TestWriteReport(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tempora-dev/tempora/internal/record"
+	"github.com/tempora-dev/tempora/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/tempora -update to create it)", err)
+		t.Fatalf("%v (run go test ./cli -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got\n%s\n--- want\n%s", path, got, want)
