@@ -12,7 +12,9 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/synth"
 )
@@ -131,7 +133,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		model, data, source = prob.Model, prob.Data, f.problem
 	} else {
 		task, _ := tempora.ParseTask(f.task) // validated
-		data, err = tempora.ReadDataset(f.data, f.targets, f.names, task)
+		data, err = dataio.ReadDataset(f.data, f.targets, f.names, task)
 		if err != nil {
 			return err
 		}
@@ -170,7 +172,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		writeComparison(stdout, e, prob, f.method == "time")
 	}
 	if f.jsonOut != "" {
-		if err := tempora.WriteFileAtomic(f.jsonOut, func(w io.Writer) error {
+		if err := atomicfile.Write(f.jsonOut, func(w io.Writer) error {
 			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
@@ -183,7 +185,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.jsonOut)
 	}
 	if f.csvOut != "" {
-		if err := tempora.WriteFileAtomic(f.csvOut, e.WriteCSV); err != nil {
+		if err := atomicfile.Write(f.csvOut, e.WriteCSV); err != nil {
 			return fmt.Errorf("explain: -csv: %w", err)
 		}
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.csvOut)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/examplemodel"
 	"github.com/tempora-dev/tempora/procmodel"
@@ -236,10 +237,10 @@ func TestExplainModelCommand(t *testing.T) {
 	}
 	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	xPath, yPath, nPath := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.csv"), filepath.Join(dir, "names.txt")
-	if err := tempora.WriteTensorNPY(xPath, x); err != nil {
+	if err := dataio.WriteTensorNPY(xPath, x); err != nil {
 		t.Fatal(err)
 	}
-	if err := tempora.WriteVectorCSV(yPath, y); err != nil {
+	if err := dataio.WriteVectorCSV(yPath, y); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(nPath, []byte(strings.Join(names, "\n")+"\n"), 0o644); err != nil {

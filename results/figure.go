@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 )
 
 // DPI is the resolution of PNG figures in dots per inch.
@@ -59,7 +59,7 @@ func (f *Figure) Save(path string) error {
 	if format != "png" && format != "svg" {
 		return fmt.Errorf("results: %s: unknown figure format %q (want .png or .svg)", path, format)
 	}
-	return tempora.WriteFileAtomic(path, func(w io.Writer) error { return f.Encode(w, format) })
+	return atomicfile.Write(path, func(w io.Writer) error { return f.Encode(w, format) })
 }
 
 // caption writes s in the plot's default font, size points high, centred

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -178,7 +178,7 @@ func (w *reportWriter) write(name string, fill func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if err := tempora.WriteFileAtomic(p, fill); err != nil {
+	if err := atomicfile.Write(p, fill); err != nil {
 		return fmt.Errorf("results: writing %s: %w", p, err)
 	}
 	w.files = append(w.files, name)

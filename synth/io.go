@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 )
 
 // Files of a saved problem and the format versions of the JSON files.
@@ -162,10 +164,10 @@ func (p *Problem) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	if err := tempora.WriteTensorNPY(filepath.Join(dir, DataFile), p.Data.X); err != nil {
+	if err := dataio.WriteTensorNPY(filepath.Join(dir, DataFile), p.Data.X); err != nil {
 		return err
 	}
-	if err := tempora.WriteVectorNPY(filepath.Join(dir, TargetsFile), p.Data.Y); err != nil {
+	if err := dataio.WriteVectorNPY(filepath.Join(dir, TargetsFile), p.Data.Y); err != nil {
 		return err
 	}
 	if err := writeJSON(filepath.Join(dir, ModelFile), p.Model); err != nil {
@@ -194,7 +196,7 @@ func writeJSON(path string, v any) error {
 		return fmt.Errorf("synth: encoding %s: %w", filepath.Base(path), err)
 	}
 	b = append(b, '\n')
-	return tempora.WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -287,7 +289,7 @@ func Load(dir string) (*Problem, error) {
 	}
 
 	df := filepath.Join(dir, DataFile)
-	x, err := tempora.ReadTensorNPY(df)
+	x, err := dataio.ReadTensorNPY(df)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
 	}
@@ -298,7 +300,7 @@ func Load(dir string) (*Problem, error) {
 		return nil, fmt.Errorf("synth: %s: %d instances, more than the %d generated", df, x.M, cfg.Instances)
 	}
 	tf := filepath.Join(dir, TargetsFile)
-	y, err := tempora.ReadVectorNPY(tf)
+	y, err := dataio.ReadVectorNPY(tf)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -103,12 +104,12 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal("test problem has no weighted-sum feature; pick another seed")
 	}
 	writeData := func(dir string, x *tempora.Tensor) {
-		if err := tempora.WriteTensorNPY(filepath.Join(dir, DataFile), x); err != nil {
+		if err := dataio.WriteTensorNPY(filepath.Join(dir, DataFile), x); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeTargets := func(dir string, y []float64) {
-		if err := tempora.WriteVectorNPY(filepath.Join(dir, TargetsFile), y); err != nil {
+		if err := dataio.WriteVectorNPY(filepath.Join(dir, TargetsFile), y); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -52,13 +52,14 @@ const (
 var allowed = map[string][]string{
 	groupRoot:     {groupInternal},
 	groupInternal: {groupRoot, groupInternal},
-	"synth":       {groupRoot, groupInternal},
+	"synth":       {groupRoot, "dataio", groupInternal},
+	"dataio":      {groupRoot, groupInternal},
 	"explain":     {groupRoot, groupInternal},
 	"baselines":   {groupRoot, "explain", groupInternal},
-	"experiments": {groupRoot, "synth", "explain", "baselines", "record", groupInternal},
-	"results":     {groupRoot, "record", groupInternal},
+	"experiments": {groupRoot, "synth", "explain", "baselines", "record", "dataio", groupInternal},
+	"results":     {groupRoot, "record", "dataio", groupInternal},
 	"record":      {groupRoot, groupInternal},
-	"procmodel":   {groupRoot, groupInternal},
+	"procmodel":   {groupRoot, "dataio", groupInternal},
 }
 
 // group returns the group of a project package path, and false for a path

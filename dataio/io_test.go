@@ -1,4 +1,4 @@
-package tempora
+package dataio
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora"
 )
 
 // npyFile builds a version 1.0 .npy file by hand from a descriptor, the
@@ -44,8 +46,8 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 
 // testTensor returns a 3 × 2 × 4 tensor whose values exercise exact
 // round trips (negative zero, tiny and huge magnitudes).
-func testTensor() *Tensor {
-	x := NewTensor(3, 2, 4)
+func testTensor() *tempora.Tensor {
+	x := tempora.NewTensor(3, 2, 4)
 	for k := range x.Data {
 		x.Data[k] = math.Sqrt(float64(k)+0.5) * math.Pow(-10, float64(k%7-3))
 	}

@@ -1,4 +1,4 @@
-package tempora
+package dataio
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/npy"
 )
@@ -14,7 +15,7 @@ import (
 // (float64 or float32, or any integer or boolean type; C or Fortran order).
 // It returns an error naming the file for anything else: a wrong rank, a
 // truncated or malformed file, or non-finite values.
-func ReadTensorNPY(path string) (*Tensor, error) {
+func ReadTensorNPY(path string) (*tempora.Tensor, error) {
 	a, err := readNPY(path)
 	if err != nil {
 		return nil, err
@@ -22,7 +23,7 @@ func ReadTensorNPY(path string) (*Tensor, error) {
 	if len(a.Shape) != 3 {
 		return nil, fmt.Errorf("tempora: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
 	}
-	x := &Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
+	x := &tempora.Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
 	if err := x.Validate(); err != nil {
 		return nil, fmt.Errorf("tempora: %s: %s", path, strings.TrimPrefix(err.Error(), "tempora: "))
 	}
@@ -64,19 +65,12 @@ func readNPY(path string) (*npy.Array, error) {
 
 // WriteTensorNPY writes x to path as a little-endian float64 .npy file of
 // shape (M, D, L), atomically.
-func WriteTensorNPY(path string, x *Tensor) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return npy.Write(w, []int{x.M, x.D, x.L}, x.Data) })
+func WriteTensorNPY(path string, x *tempora.Tensor) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return npy.Write(w, []int{x.M, x.D, x.L}, x.Data) })
 }
 
 // WriteVectorNPY writes v to path as a one-dimensional float64 .npy file,
 // atomically.
 func WriteVectorNPY(path string, v []float64) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return npy.Write(w, []int{len(v)}, v) })
-}
-
-// WriteFileAtomic creates or replaces path with what fill writes, through a
-// temporary file renamed into place, so an interrupted write never leaves a
-// partial file.
-func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
-	return atomicfile.Write(path, fill)
+	return atomicfile.Write(path, func(w io.Writer) error { return npy.Write(w, []int{len(v)}, v) })
 }

@@ -1,4 +1,4 @@
-package tempora
+package dataio
 
 import (
 	"bufio"
@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/atomicfile"
 )
 
 // Data files
@@ -63,7 +66,7 @@ const maxCSVCells = 1 << 31
 // column, a malformed line, a negative or non-integer index, an unknown
 // feature name, a non-numeric or non-finite value, a cell given twice, or a
 // cell missing.
-func ReadTensorCSV(path string, featureNames []string) (*Tensor, []string, error) {
+func ReadTensorCSV(path string, featureNames []string) (*tempora.Tensor, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tempora: %w", err)
@@ -84,7 +87,7 @@ type csvCell struct {
 	line     int
 }
 
-func readTensorCSV(r io.Reader, featureNames []string) (*Tensor, []string, error) {
+func readTensorCSV(r io.Reader, featureNames []string) (*tempora.Tensor, []string, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
 	cr.FieldsPerRecord = len(csvColumns)
 	cr.TrimLeadingSpace = true
@@ -187,7 +190,7 @@ func readTensorCSV(r io.Reader, featureNames []string) (*Tensor, []string, error
 				i, name(r/l), r%l, m, d, l, n, len(cells))
 		}
 	}
-	x := NewTensor(m, d, l)
+	x := tempora.NewTensor(m, d, l)
 	for k, c := range cells {
 		x.Data[(c.inst*d+feat[k])*l+c.ts] = c.value
 	}
@@ -292,11 +295,11 @@ func csvError(err error) error {
 // row-major order. The feature column holds featureNames[j] if featureNames
 // is non-nil (it must then have x.D entries) and the index j otherwise.
 // Values are written with the fewest digits that read back exactly.
-func WriteTensorCSV(path string, x *Tensor, featureNames []string) error {
+func WriteTensorCSV(path string, x *tempora.Tensor, featureNames []string) error {
 	if featureNames != nil && len(featureNames) != x.D {
 		return fmt.Errorf("tempora: %d feature names for %d features", len(featureNames), x.D)
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		cw := csv.NewWriter(bw)
 		if err := cw.Write(csvColumns[:]); err != nil {
@@ -381,7 +384,7 @@ func readVectorCSV(r io.Reader) ([]float64, error) {
 // WriteVectorCSV writes v to path, one value per line without a header,
 // atomically, with the fewest digits that read back exactly.
 func WriteVectorCSV(path string, v []float64) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		var b []byte
 		for _, x := range v {
@@ -469,7 +472,7 @@ func checkVector(v []float64) error {
 // The dataset is validated (Dataset.Validate with at least one instance),
 // so it returns an error, naming the files, when the number of targets or of
 // names does not match the data or a classification target is not 0 or 1.
-func ReadDataset(dataPath, targetsPath, namesPath string, task Task) (*Dataset, error) {
+func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*tempora.Dataset, error) {
 	var names []string
 	if namesPath != "" {
 		var err error
@@ -477,7 +480,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task Task) (*Dataset, 
 			return nil, err
 		}
 	}
-	var x *Tensor
+	var x *tempora.Tensor
 	switch ext := strings.ToLower(filepath.Ext(dataPath)); ext {
 	case ".npy":
 		var err error
@@ -511,7 +514,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task Task) (*Dataset, 
 	if len(y) != x.M {
 		return nil, fmt.Errorf("tempora: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
 	}
-	ds := &Dataset{X: x, Y: y, Task: task, FeatureNames: names}
+	ds := &tempora.Dataset{X: x, Y: y, Task: task, FeatureNames: names}
 	if err := ds.Validate(1); err != nil {
 		return nil, fmt.Errorf("tempora: %s, %s: %s", dataPath, targetsPath, strings.TrimPrefix(err.Error(), "tempora: "))
 	}

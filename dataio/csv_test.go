@@ -1,4 +1,4 @@
-package tempora
+package dataio
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora"
 )
 
 func TestTensorCSVRoundTrip(t *testing.T) {
@@ -224,29 +226,29 @@ func TestReadDataset(t *testing.T) {
 		{"xnamed.csv", "y.csv", "", []string{"a", "b"}},
 		{"x.csv", "y.csv", "names.txt", []string{"a", "b"}},
 	} {
-		ds, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), Classification)
+		ds, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tempora.Classification)
 		if err != nil {
 			t.Errorf("%s %s %s: %v", tc.data, tc.targets, tc.names, err)
 			continue
 		}
 		sameBits(t, tc.data, ds.X.Data, x.Data)
-		if !slices.Equal(ds.Y, []float64{0, 1, 1}) || !slices.Equal(ds.FeatureNames, tc.wantNames) || ds.Task != Classification {
+		if !slices.Equal(ds.Y, []float64{0, 1, 1}) || !slices.Equal(ds.FeatureNames, tc.wantNames) || ds.Task != tempora.Classification {
 			t.Errorf("%s %s %s: Y %v names %q task %v", tc.data, tc.targets, tc.names, ds.Y, ds.FeatureNames, ds.Task)
 		}
 	}
 	for _, tc := range []struct {
 		data, targets, names string
-		task                 Task
+		task                 tempora.Task
 		want                 string
 	}{
-		{"x.npy", "y2.csv", "", Regression, "y2.csv has 2 targets but " + path("x.npy") + " has 3 instances"},
-		{"x.csv", "y2.csv", "", Regression, "has 2 targets"},
-		{"x.npy", "y3.csv", "", Classification, "classification target of instance 2 is 2, want 0 or 1"},
-		{"x.npy", "y.npy", "names3.txt", Regression, "names3.txt has 3 feature names but " + path("x.npy") + " has 2 features"},
-		{"x.csv", "y.npy", "names3.txt", Regression, `feature "c"`},
-		{"x.h5", "y.npy", "", Regression, `unknown data file extension ".h5"`},
-		{"x.npy", "y.json", "", Regression, `unknown targets file extension ".json"`},
-		{"missing.npy", "y.npy", "", Regression, "missing.npy"},
+		{"x.npy", "y2.csv", "", tempora.Regression, "y2.csv has 2 targets but " + path("x.npy") + " has 3 instances"},
+		{"x.csv", "y2.csv", "", tempora.Regression, "has 2 targets"},
+		{"x.npy", "y3.csv", "", tempora.Classification, "classification target of instance 2 is 2, want 0 or 1"},
+		{"x.npy", "y.npy", "names3.txt", tempora.Regression, "names3.txt has 3 feature names but " + path("x.npy") + " has 2 features"},
+		{"x.csv", "y.npy", "names3.txt", tempora.Regression, `feature "c"`},
+		{"x.h5", "y.npy", "", tempora.Regression, `unknown data file extension ".h5"`},
+		{"x.npy", "y.json", "", tempora.Regression, `unknown targets file extension ".json"`},
+		{"missing.npy", "y.npy", "", tempora.Regression, "missing.npy"},
 	} {
 		_, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tc.task)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tempora: ") {
