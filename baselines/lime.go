@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // Defaults of the LIME configuration, as the paper ran the lime package.
@@ -184,9 +185,9 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 	}
 	cm := &countingModel{m: m, task: data.Task}
 	weights := make([]float64, s.n*s.p)
-	workers := min(workerCount(c.Workers), s.n)
+	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)
-	err = parallel(ctx, workers, s.n, func(w, i int) error {
+	err = method.Parallel(ctx, workers, s.n, func(w, i int) error {
 		if bufs[w] == nil {
 			bufs[w] = newLimeWork(s, data.X.D, data.X.L)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // Defaults of the SAGE configuration, as the paper ran sage-importance.
@@ -242,7 +243,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	cm := &countingModel{m: m, task: data.Task}
 	x := data.X
 	p := x.D * x.L
-	workers := workerCount(s.Workers)
+	workers := method.Workers(s.Workers)
 	bufs := make([]*sageWork, workers)
 
 	// Welford statistics per column; every row adds one sample to every
@@ -269,7 +270,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 			rng.Shuffle(p, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		}
 		units := (size + u.unitRows - 1) / u.unitRows
-		err := parallel(ctx, min(workers, units), units, func(w, k int) error {
+		err := method.Parallel(ctx, min(workers, units), units, func(w, k int) error {
 			if bufs[w] == nil {
 				bufs[w] = newSageWork(u, x.D, x.L)
 			}

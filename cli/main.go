@@ -12,18 +12,37 @@
 //	synth     generate a synthetic problem (data, targets, model, ground truth)
 //	describe  summarise a synthetic problem
 //	explain   explain a model (a synthetic problem's, or any program's) with
-//	          TIME or a baseline
-//	report    render a run's records as tables and figures
+//	          TIME or another method
+//	report    render runs' records as tables and figures
 //	run       run a benchmark suite (paper tables and figures, sweeps)
-//	merge     merge the outputs of a sharded run
+//	merge     merge runs of one suite's problems (shards, other methods)
 //	export    write HTCondor or Slurm jobs for a sharded run
-//	evaluate  score any tool's feature × timestep scores against ground truth
+//	problems  write a suite's problems for an outside tool
+//	evaluate  score an outside tool's feature × timestep scores against
+//	          ground truth, and turn them into records
 //	serve     answer the model protocol (docs/protocol.md) for a synthetic
 //	          problem's model on standard input and output
 //
 // Run "tempora <command> -h" for a command's flags. Results go to standard
-// output; progress and timing go to standard error. On error tempora prints
-// one line to standard error and exits with status 1 (2 for bad usage).
+// output; progress and timing go to standard error.
+//
+// # Exit status
+//
+// Every command exits with status 0 on success, 1 on a failure (a file that
+// cannot be read, a model that fails, an interrupted run) and 2 on a usage
+// error (an unknown command, flag, method or suite, a flag value out of
+// range, a missing required flag). An error is one line on standard error.
+// "-h" prints help to standard output and succeeds.
+//
+// # Your own method
+//
+// Main takes extra methods (see package method): a researcher's program
+//
+//	func main() { cli.Main(myMethod) }
+//
+// is the whole tempora command line with myMethod beside the built-in
+// methods: explain, run, merge, export (whose jobs run that program),
+// report and evaluate all know it. examples/newmethod is such a program.
 package cli
 
 import (
@@ -35,13 +54,27 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/method"
 )
 
-// Main runs the tempora command line on os.Args and exits: with status 0 on
-// success, 1 on a failure and 2 on a usage error.
-func Main() {
+// Main runs the tempora command line on os.Args, with the built-in methods
+// followed by methods, and exits: with status 0 on success, 1 on a failure
+// and 2 on a usage error. Exported job files ("tempora export") run the
+// program that called Main (os.Executable), so they know methods too. An
+// invalid method (see method.NewTable) is reported and exits with status 1.
+func Main(methods ...method.Method) {
+	p, err := newProgram(methods)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tempora:", err)
+		os.Exit(1)
+	}
+	if exe, err := os.Executable(); err == nil {
+		p.exe = exe
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err = p.runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
@@ -51,39 +84,93 @@ func Main() {
 		// One line: multi-line details (such as a model program's last
 		// standard error lines, already shown as it ran) are joined.
 		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
 }
 
-// run runs the command line args (without the program name), writing
-// results to stdout and progress to stderr.
+// exitStatus is 2 for a usage error and 1 for any other error.
+func exitStatus(err error) int {
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// program is one command line: its method table and how to run it.
+type program struct {
+	table *method.Table
+	extra []method.Method
+	// exe is the path of the running program, which exported jobs run;
+	// empty means "./tempora".
+	exe string
+	// parseOnly stops every command after parsing and checking its
+	// command line, before it reads or writes a file (for testing the
+	// README's command lines).
+	parseOnly bool
+}
+
+// reservedFlags are the flags of "tempora explain" that are not method
+// parameters; a method parameter must not take their names.
+var reservedFlags = []string{"problem", "data", "targets", "feature-names", "task", "model-cmd", "model-timeout",
+	"method", "seed", "workers", "json", "csv", "h", "help"}
+
+func newProgram(extra []method.Method) (*program, error) {
+	t, err := experiments.Table(extra...)
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range t.Params() {
+		for _, r := range reservedFlags {
+			if tp.Name == r {
+				return nil, fmt.Errorf("method %s: parameter %s is a flag of tempora explain", tp.Methods[0], tp.Name)
+			}
+		}
+	}
+	return &program{table: t, extra: extra}, nil
+}
+
+// run runs the command line args (without the program name) with the
+// built-in methods, writing results to stdout and progress to stderr.
 func run(args []string, stdout, stderr io.Writer) error {
-	return runContext(context.Background(), args, stdout, stderr)
+	p, err := newProgram(nil)
+	if err != nil {
+		return err
+	}
+	return p.runContext(context.Background(), args, stdout, stderr)
 }
 
 // command is one subcommand.
 type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	name, synopsis, summary string
+	run                     func(p *program, ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = []command{
-	{"synth", "generate a synthetic problem (data, targets, model, ground truth)", runSynth},
-	{"describe", "summarise a synthetic problem", runDescribe},
-	{"explain", "explain a model with TIME or a baseline", runExplain},
-	{"report", "render a run's records as tables and figures", runReport},
-	{"run", "run a benchmark suite (paper tables and figures, sweeps)", runRun},
-	{"merge", "merge the outputs of a sharded run", runMerge},
-	{"export", "write HTCondor or Slurm jobs for a sharded run", runExport},
-	{"evaluate", "score any tool's feature × timestep scores against ground truth", runEvaluate},
-	{"serve", "answer the model protocol for a synthetic problem's model on stdin/stdout", runServe},
+// commands lists the subcommands in the order of the help text (set in
+// init: the commands' help refers to the list). Synopses are generated into
+// README.md (TestREADME).
+var commands []command
+
+func init() {
+	commands = []command{
+		{"synth", "-out DIR [-instances M] [-features D] [-timesteps L] [-relevant FRAC] [-task regression|classification] [-noise auto|β] [-seed S] [-window-independent]",
+			"generate a synthetic problem (data, targets, model, ground truth)", (*program).synth},
+		{"describe", "DIR", "summarise a synthetic problem", (*program).describe},
+		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
+			"explain a model with TIME or another method", (*program).explain},
+		{"report", "-in DIR[,DIR...] [-out DIR]", "render runs' records as tables and figures", (*program).report},
+		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
+			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},
+		{"merge", "-out DIR RUN_DIR...", "merge runs of one suite's problems (shards, other methods)", (*program).merge},
+		{"export", "-suite NAME -shards N -out DIR [run flags] condor|slurm", "write HTCondor or Slurm jobs for a sharded run", (*program).export},
+		{"problems", "-suite NAME [-grid SPEC] [-models N] [-quick] [-seed S] -out DIR", "write a suite's problems for an outside tool", (*program).problems},
+		{"evaluate", "(-problem DIR -scores FILE | -problems DIR -scores NAME -method M -out DIR) [-mode MODE]",
+			"score an outside tool's feature × timestep scores against ground truth", (*program).evaluate},
+		{"serve", "-problem DIR", "answer the model protocol for a synthetic problem's model on stdin/stdout", (*program).serve},
+	}
 }
 
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (p *program) runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
 		return usageErrorf("no command given (see tempora -h)")
@@ -95,7 +182,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return c.run(p, ctx, args[1:], stdout, stderr)
 		}
 	}
 	return usageErrorf("unknown command %q (want %s; see tempora -h)", args[0], commandNames())
@@ -122,7 +209,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "\t%-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "tempora <command> -h" for a command's flags.`)
+	fmt.Fprintln(w, `Run "tempora <command> -h" for a command's flags. Exit status: 0 on success,`)
+	fmt.Fprintln(w, "1 on a failure, 2 on a usage error.")
 }
 
 // usageError is a bad command line: main exits with status 2.
@@ -135,8 +223,15 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // newFlagSet returns a flag set for a subcommand that reports parse errors
-// as one line (through parseFlags) and prints its help to stdout on -h.
-func newFlagSet(name, synopsis, description string, stdout io.Writer) *flag.FlagSet {
+// as one line (through parseFlags) and prints its help, with the
+// command's synopsis, to stdout on -h.
+func newFlagSet(name, description string, stdout io.Writer) *flag.FlagSet {
+	synopsis := ""
+	for _, c := range commands {
+		if c.name == name {
+			synopsis = c.synopsis
+		}
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {

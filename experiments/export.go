@@ -16,7 +16,9 @@ type ExportOptions struct {
 	// Shards is the number of shards (jobs), at least 1.
 	Shards int
 	// Binary is the path of the tempora binary on the execution hosts
-	// (a shared file system is assumed); empty means "./tempora".
+	// (a shared file system is assumed): the binary that knows every
+	// method of the run, such as a researcher's own build of cli.Main;
+	// empty means "./tempora".
 	Binary string
 }
 
@@ -33,7 +35,8 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 	if o.Out == "" {
 		return fmt.Errorf("experiments: no output directory")
 	}
-	if _, err := newPlan(&o); err != nil {
+	p, err := newPlan(&o)
+	if err != nil {
 		return err
 	}
 	var tmpl *template.Template
@@ -57,7 +60,7 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 		args = append(args, "-models", strconv.Itoa(o.Models))
 	}
 	if len(o.Methods) > 0 {
-		args = append(args, "-methods", strings.Join(o.Methods, ","))
+		args = append(args, "-methods", strings.Join(p.methods, ","))
 	}
 	if o.Workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(o.Workers))

@@ -33,14 +33,18 @@ func (e *IncompleteError) Error() string {
 	return s
 }
 
-// Merge combines the outputs of sharded runs (directories written by Run)
-// into out: it checks that their manifests describe the same run, copies
-// every record (byte for byte; a key present in two inputs must have
-// identical files), writes out/manifest.json (without a shard) and
-// out/bench.txt, and finally checks the merged records against the suite's
-// item list, returning an *IncompleteError naming what is missing. extra
-// must list the Extra methods of the runs, if any.
-func Merge(out string, dirs []string, extra []Method) error {
+// Merge combines run directories of one suite's problems into out: the
+// shards of a run (Run with Options.Shard), and runs of other methods on the
+// same problems (Run, or EvaluateProblems for an outside tool's scores).
+// It checks that their manifests describe the same suite, grid, scale, seed
+// and number of models, and that no two inputs of the same methods are the
+// same shard; copies every record (byte for byte; a key present in two
+// inputs must have identical files); writes out/manifest.json (without a
+// shard, listing the methods of every input) and out/bench.txt; and finally
+// checks that every record of those methods on the suite's problems is
+// present, returning an *IncompleteError naming what is missing. Merge
+// needs no method table: records are data.
+func Merge(out string, dirs []string) error {
 	if out == "" {
 		return fmt.Errorf("experiments: no output directory")
 	}
@@ -48,7 +52,8 @@ func Merge(out string, dirs []string, extra []Method) error {
 		return fmt.Errorf("experiments: nothing to merge")
 	}
 	var first *Manifest
-	seen := map[int]string{}
+	var methods []string
+	seen := map[string]string{} // methods and shard -> input dir
 	for _, d := range dirs {
 		m, err := ReadManifest(d)
 		if err != nil {
@@ -56,14 +61,20 @@ func Merge(out string, dirs []string, extra []Method) error {
 		}
 		if first == nil {
 			first = m
-		} else if !m.sameProblems(first) || m.Models != first.Models || !slices.Equal(m.Methods, first.Methods) || m.Shard.N != first.Shard.N {
-			return fmt.Errorf("experiments: merge inputs %s and %s describe different runs (suite, grid, scale, seed, models, methods or shard count differ)", dirs[0], d)
+		} else if !m.sameProblems(first) || m.Models != first.Models {
+			return fmt.Errorf("experiments: merge inputs %s and %s hold different problems (suite, grid, scale, seed or models differ)", dirs[0], d)
+		}
+		for _, name := range m.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
 		}
 		if m.Shard.N > 0 {
-			if prev, ok := seen[m.Shard.I]; ok {
-				return fmt.Errorf("experiments: merge inputs %s and %s are both shard %s", prev, d, m.Shard)
+			k := strings.Join(m.Methods, ",") + " " + m.Shard.String()
+			if prev, ok := seen[k]; ok {
+				return fmt.Errorf("experiments: merge inputs %s and %s are both shard %s of the same methods", prev, d, m.Shard)
 			}
-			seen[m.Shard.I] = d
+			seen[k] = d
 		}
 	}
 	if abs, err := filepath.Abs(out); err == nil {
@@ -73,9 +84,16 @@ func Merge(out string, dirs []string, extra []Method) error {
 			}
 		}
 	}
-	if old, err := ReadManifest(out); err == nil && !old.sameProblems(first) {
-		return fmt.Errorf("experiments: %s holds a run of suite %s with other settings", out, old.Suite)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if old, err := ReadManifest(out); err == nil {
+		if !old.sameProblems(first) {
+			return fmt.Errorf("experiments: %s holds a run of suite %s with other settings", out, old.Suite)
+		}
+		for _, name := range old.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 
@@ -124,6 +142,7 @@ func Merge(out string, dirs []string, extra []Method) error {
 	}
 	m := *first
 	m.Shard = Shard{}
+	m.Methods = methods
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -133,18 +152,14 @@ func Merge(out string, dirs []string, extra []Method) error {
 	if err := WriteBench(out); err != nil {
 		return err
 	}
-	o := m.options()
-	o.Extra = extra
-	p, err := newPlan(&o)
+	keys, err := m.keys()
 	if err != nil {
 		return err
 	}
 	var missing []string
-	for _, it := range p.items() {
-		for _, k := range it.Keys(p.suite.Name) {
-			if _, err := os.Stat(filepath.Join(outRec, filepath.FromSlash(k)+".json")); err != nil {
-				missing = append(missing, k)
-			}
+	for _, k := range keys {
+		if _, err := os.Stat(filepath.Join(outRec, filepath.FromSlash(k)+".json")); err != nil {
+			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
@@ -152,4 +167,27 @@ func Merge(out string, dirs []string, extra []Method) error {
 		return &IncompleteError{Missing: missing}
 	}
 	return nil
+}
+
+// keys returns the keys of every record of the manifest's methods on its
+// problems.
+func (m *Manifest) keys() ([]string, error) {
+	s, err := LookupSuite(m.Suite)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := s.Settings(m.Quick, m.Grid)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, st := range settings {
+		for k := range m.Models {
+			for _, name := range m.Methods {
+				r := record.Record{Suite: s.Name, Params: st.Params, Model: k, Method: name}
+				keys = append(keys, r.Key())
+			}
+		}
+	}
+	return keys, nil
 }

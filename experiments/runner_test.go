@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -40,7 +41,7 @@ func fakeSource(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, err
 		}
 		return nil
 	})
-	tr := &Truth{
+	tr := &record.Truth{
 		Relevant:                []bool{true, false, true},
 		Windows:                 []tempora.Window{{Start: 1, End: 2}, {Start: 0, End: 3}, {Start: 0, End: 3}},
 		EffectSize:              []float64{1, 0, 1},
@@ -55,6 +56,7 @@ func fakeSource(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, err
 // problem; it counts its calls and can cancel a context after a number of
 // calls.
 type fakeExplainer struct {
+	name   string
 	seed   uint64
 	calls  *atomic.Int64
 	cancel func(n int64) // called with the running call count
@@ -70,7 +72,11 @@ func (f fakeExplainer) Explain(ctx context.Context, m tempora.Model, data *tempo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e := tempora.NewExplanation("fake", data)
+	// One model call, which the framework counts.
+	if err := m.Predict(make([]float64, data.X.M), data.X); err != nil {
+		return nil, err
+	}
+	e := tempora.NewExplanation(f.name, data)
 	rng := tempora.NewRand(f.seed, "cells")
 	var mean float64
 	for _, v := range data.X.Data {
@@ -85,23 +91,22 @@ func (f fakeExplainer) Explain(ctx context.Context, m tempora.Model, data *tempo
 		e.Features[j].Important = rng.IntN(2) == 1
 		e.Features[j].Window = &tempora.Window{Start: 1, End: 2}
 	}
-	e.Accounting.ModelCalls = 1
-	e.Accounting.InstanceEvals = int64(data.X.M)
 	return e, nil
 }
 
-// fakeMethods returns a paired method ("PAIR" → PAIR, PAIR-n, like TIME)
-// and a single one ("SOLO").
-func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
-	mk := func(seed uint64, _ int, _ *Setting) tempora.Explainer {
-		return fakeExplainer{seed: seed, calls: calls, cancel: cancel}
+// fakeMethods returns a paired method ("PAIR" and "PAIR-n" made from it,
+// like TIME) and a single one ("SOLO").
+func fakeMethods(calls *atomic.Int64, cancel func(int64)) []method.Method {
+	mk := func(name string) func(c method.Config) (tempora.Explainer, error) {
+		return func(c method.Config) (tempora.Explainer, error) {
+			return fakeExplainer{name: name, seed: c.Seed, calls: calls, cancel: cancel}, nil
+		}
 	}
-	return []Method{
-		{Name: "PAIR", New: mk, Outputs: []Output{
-			{Name: "PAIR", Mode: AllNonZero, TIMEMetrics: true},
-			{Name: "PAIR-n", Mode: TopN, TIMEMetrics: true},
-		}},
-		{Name: "SOLO", New: mk},
+	pair := method.Method{Name: "PAIR", New: mk("PAIR"), Mode: method.AllNonZero, Tests: true}
+	return []method.Method{
+		pair,
+		{Name: "PAIR-n", From: &pair, Mode: method.TopN, Tests: true},
+		{Name: "SOLO", New: mk("SOLO")},
 	}
 }
 
@@ -110,7 +115,7 @@ func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
 func fakeOptions(out string, calls *atomic.Int64, cancel func(int64)) Options {
 	return Options{
 		Suite: "testsize-regression", Quick: true, Models: 3, Seed: 7,
-		Methods: []string{"PAIR", "PAIR-n", "SOLO"}, Extra: fakeMethods(calls, cancel),
+		Methods: []string{"pair", "PAIR-n", "solo"}, Extra: fakeMethods(calls, cancel),
 		Out: out, source: fakeSource,
 	}
 }
@@ -320,12 +325,12 @@ func TestShardMerge(t *testing.T) {
 	}
 	merged := filepath.Join(root, "merged")
 	// Two shards are not complete.
-	err := Merge(merged, dirs[:2], fakeMethods(nil, nil))
+	err := Merge(merged, dirs[:2])
 	var inc *IncompleteError
 	if !errors.As(err, &inc) || len(inc.Missing) == 0 {
 		t.Errorf("merging 2 of 3 shards: error %v, want an IncompleteError", err)
 	}
-	if err := Merge(merged, dirs, fakeMethods(nil, nil)); err != nil {
+	if err := Merge(merged, dirs); err != nil {
 		t.Fatal(err)
 	}
 	sameFiles(t, "merged", readRecordFiles(t, merged), want)
@@ -342,10 +347,10 @@ func TestShardMerge(t *testing.T) {
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if err := Merge(filepath.Join(root, "bad"), []string{dirs[0], dirs[1], other}, fakeMethods(nil, nil)); err == nil {
+	if err := Merge(filepath.Join(root, "bad"), []string{dirs[0], dirs[1], other}); err == nil {
 		t.Error("merging shards of runs with different seeds: no error")
 	}
-	if err := Merge(filepath.Join(root, "bad2"), []string{dirs[0], dirs[0]}, fakeMethods(nil, nil)); err == nil {
+	if err := Merge(filepath.Join(root, "bad2"), []string{dirs[0], dirs[0]}); err == nil {
 		t.Error("merging one shard twice: no error")
 	}
 }

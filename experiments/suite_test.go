@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/record"
 )
 
 func TestSuiteItems(t *testing.T) {
@@ -152,7 +153,7 @@ func TestParseGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(axes) != 3 || len(axes[0]) != 2 || axes[0][1] != (Param{Key: "noise", Value: "0.5"}) || axes[2][0].Value != "0.05" {
+	if len(axes) != 3 || len(axes[0]) != 2 || axes[0][1] != (record.Param{Key: "noise", Value: "0.5"}) || axes[2][0].Value != "0.05" {
 		t.Errorf("ParseGrid = %v", axes)
 	}
 	ss, err := gridSettings(false, "features=4;timesteps=6;instances=50;task=regression;permutations=7;relevant=0.25;window-independent=true;gamma=0.9;alpha=0.2;noise=0.3")
@@ -161,18 +162,42 @@ func TestParseGrid(t *testing.T) {
 	}
 	s := ss[0]
 	want := ProblemSpec{Instances: 50, Features: 4, Timesteps: 6, FractionRelevant: 0.25, Task: tempora.Regression, Noise: "0.3", WindowIndependent: true}
-	if s.Problem != want || s.Permutations != 7 || s.Gamma != 0.9 || s.Alpha != 0.2 {
-		t.Errorf("grid setting %+v, want problem %+v, 7 permutations, γ 0.9, α 0.2", s, want)
+	wantMethod := []record.Param{{Key: "permutations", Value: "7"}, {Key: "gamma", Value: "0.9"}, {Key: "alpha", Value: "0.2"}}
+	if s.Problem != want || !slices.Equal(s.Method, wantMethod) {
+		t.Errorf("grid setting %+v, want problem %+v and method parameters %v", s, want, wantMethod)
 	}
 	// At quick scale an unswept instance count shrinks and is recorded.
 	ss, _ = gridSettings(true, "gamma=0.9")
 	if ss[0].Problem.Instances != quickTableInstances || ss[0].Key() != "gamma=0.9/instances=200" {
 		t.Errorf("quick grid setting %s with %d instances", ss[0].Key(), ss[0].Problem.Instances)
 	}
-	for _, bad := range []string{"", "noise", "noise=", "foo=1", "noise=1;noise=2", "noise=1,1", "gamma=1", "alpha=0",
+	for _, bad := range []string{"", "noise", "noise=", "Foo=1", "noise=1;noise=2", "noise=1,1",
 		"features=0", "features=2.5", "task=ranking", "window-independent=maybe", "noise=-1", "noise=a/b"} {
 		if _, err := ParseGrid(bad); err == nil {
 			t.Errorf("ParseGrid(%q): no error", bad)
+		}
+	}
+	// Method parameters are checked against the methods run: the name must
+	// belong to one of them, and every method that has it must accept the
+	// value.
+	for _, c := range []struct {
+		grid    string
+		methods []string
+		ok      bool
+	}{
+		{"gamma=0.9", []string{"TIME"}, true},
+		{"gamma=1", []string{"TIME"}, false},
+		{"alpha=0", []string{"TIME", "PERM"}, false},
+		{"gamma=0.9", []string{"LIME"}, false},
+		{"foo=1", []string{"TIME"}, false},
+		{"samples=500", []string{"TIME", "lime"}, true},
+		{"permutations=10", []string{"perm-f"}, true},
+		{"budget=5s", []string{"SAGE-z"}, true},
+		{"budget=5", []string{"SAGE-z"}, false},
+	} {
+		_, err := Items(Options{Suite: "grid", Grid: c.grid, Methods: c.methods})
+		if (err == nil) != c.ok {
+			t.Errorf("grid %q with %v: error %v, want ok %v", c.grid, c.methods, err, c.ok)
 		}
 	}
 }
