@@ -27,7 +27,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // path can be tested without building another program.
 const serverEnv = "TEMPORA_CMD_TEST_MODEL_SERVER"
 
+// mainEnv makes the test binary run Main on its arguments instead of
+// running tests, so that a child process (such as the Python scorer's
+// "tempora serve") can run the command line without building it.
+const mainEnv = "TEMPORA_CLI_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		Main()
+		os.Exit(0)
+	}
 	if os.Getenv(serverEnv) == "1" {
 		terms, err := examplemodel.ParseTerms(examplemodel.DefaultTerms)
 		if err == nil {

@@ -195,13 +195,13 @@ func scoresFromCSV(b []byte) (*tempora.Explanation, error) {
 
 // HasTests reports whether e carries per-feature test outcomes that the
 // per-feature metrics can score: one result per feature, some with a
-// window (as TIME's explanations have).
+// p-value or a window (as TIME's explanations have).
 func HasTests(e *tempora.Explanation) bool {
 	if len(e.Features) != e.D {
 		return false
 	}
 	for _, f := range e.Features {
-		if f.Window != nil {
+		if f.Window != nil || !math.IsNaN(f.PValue) {
 			return true
 		}
 	}
@@ -227,7 +227,7 @@ func EvaluateFile(dir, path string, mode method.Mode, tests bool) (*record.Recor
 			path, e.D, e.L, dir, len(tr.Relevant), l)
 	}
 	if tests && !HasTests(e) {
-		return nil, fmt.Errorf("experiments: %s holds scores only, but the method is scored on per-feature test outcomes (an explanation with windows)", path)
+		return nil, fmt.Errorf("experiments: %s holds scores only, but the method is scored on per-feature test outcomes (an explanation with p-values and windows)", path)
 	}
 	return Score(tr, e, mode, tests || HasTests(e))
 }

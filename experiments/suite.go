@@ -71,7 +71,9 @@ type Suite struct {
 	Methods []string
 	// Time and QuickTime are the expected wall times of a run with the
 	// default models and methods, at paper and quick scale, on the
-	// two-core development machine (empty when not measured).
+	// two-core development machine; empty when they depend on the run
+	// (grid). They are stated here only: help texts and README.md are
+	// generated from them.
 	Time, QuickTime string
 	// settings returns the settings at one scale; grid is the -grid spec.
 	settings func(quick bool, grid string) ([]Setting, error)
@@ -113,21 +115,30 @@ var Suites = []*Suite{
 	{
 		Name: "table1", Doc: "baseline comparison, paper Tables 1 and S1 (1000×10×20, 5 relevant, classification)",
 		Models: 100, QuickModels: 3, Methods: paperMethods,
+		// 36.5 minutes measured for 100 models (results/reference/table1);
+		// quick: about 6 s of explanations (results/reference/quick).
+		Time: "about 40 min", QuickTime: "about 15 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(table1Problem, quick), nil },
 	},
 	{
 		Name: "table-s2", Doc: "baseline comparison with 30 features, paper Table S2 (1000×30×20, 10 relevant, classification)",
 		Models: 100, QuickModels: 2, Methods: paperMethods,
+		// Estimated from LIME's and SAGE's cost on 600 cells, not measured.
+		Time: "more than a day (estimated)", QuickTime: "about 40 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
 	},
 	{
 		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
+		// About 25 minutes measured for 20 models
+		// (results/reference/testsize-20models).
+		Time: "about 2 h", QuickTime: "about 40 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
 	},
 	{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
+		Time: "about 2 h", QuickTime: "about 45 s",
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
@@ -177,7 +188,8 @@ func testsizeSettings(task tempora.Task, quick bool) []Setting {
 			Params:  []record.Param{{Key: "instances", Value: strconv.Itoa(n)}},
 			Problem: p, Head: n, Quick: quick,
 			// Synthesise and calibrate once per model on the largest
-			// count, then analyse prefixes (decision 10).
+			// count, then analyse prefixes (docs/decisions.md,
+			// decision 10).
 			problemKey: "max=" + strconv.Itoa(p.Instances),
 		})
 	}
