@@ -201,8 +201,8 @@ func SweepFigure(groups []Group, suite string, methods []string, param string, m
 
 // sweepLine is one method's points in one panel.
 type sweepLine struct {
-	method            string
-	color             int
+	method           string
+	color            int
 	xs, mean, lo, hi []float64
 }
 
