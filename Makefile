@@ -12,9 +12,12 @@ OUT         := out
 build:
 	$(GO) build -o $(BIN) ./cmd/tempora
 
-# test runs every package's tests (the full default run).
+# test runs every package's tests (the full default run), then the tests of
+# the example module examples/newmethod (a module of its own, which go test
+# ./... at the root does not enter).
 test:
 	$(GO) test ./...
+	cd examples/newmethod && $(GO) test ./... && $(GO) vet ./...
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.
@@ -47,14 +50,13 @@ bench-suite: build
 	./$(BIN) run -suite table1 -models 3 -out $(OUT)/bench-table1
 	cp $(OUT)/bench-table1/bench.txt $(OUT)/bench-table1.txt
 
-# The paper's suites. A rerun of the same target resumes: finished records
-# are kept and skipped. paper-quick runs every suite at quick scale (fewer
-# models and instances; about 3 minutes on 2 cores) and reports it into
-# out/quick/report. paper runs every suite at paper scale (100 models each);
-# on 2 cores expect about 45 minutes for table1, about 2 hours for each
-# test-set-size suite and well over a day for table-s2 (LIME and SAGE on 600
-# columns), so run it on more cores or in shards (tempora export). paper-table1
-# runs Table 1 / S1 alone.
+# The paper's suites (every suite but grid; cli's tests check the list). A
+# rerun of the same target resumes: finished records are kept and skipped.
+# paper-quick runs every suite at quick scale (fewer models and instances)
+# and reports it into out/quick/report. paper runs every suite at paper
+# scale (100 models each); run table-s2 on more cores or in shards (tempora
+# export). paper-table1 runs Table 1 / S1 alone. Expected times: tempora run
+# -list (or README.md).
 SUITES := table1 table-s2 testsize-regression testsize-classification
 comma := ,
 empty :=

@@ -49,12 +49,17 @@ whatever the method. Results do not depend on -workers.`
 
 // methodsHelp lists the table's methods and their parameters.
 func (p *program) methodsHelp() string {
+	width := 9
+	for _, name := range p.table.Names() {
+		width = max(width, len(name)+1)
+	}
+	indent := strings.Repeat(" ", width+3)
 	var b strings.Builder
 	b.WriteString("Methods and their parameters (flag, type and valid range, default):\n")
 	for _, m := range p.table.Methods() {
-		fmt.Fprintf(&b, "  %-9s %s\n", m.Name, m.Doc)
+		fmt.Fprintf(&b, "  %-*s %s\n", width, m.Name, m.Doc)
 		if m.From != nil {
-			fmt.Fprintf(&b, "            (runs %s, with its parameters)\n", m.From.Name)
+			fmt.Fprintf(&b, "%s(runs %s, with its parameters)\n", indent, m.From.Name)
 			continue
 		}
 		for _, par := range m.Params {
@@ -65,7 +70,7 @@ func (p *program) methodsHelp() string {
 			if par.Quick != nil {
 				def += ", quick scale " + method.Format(par.Quick)
 			}
-			fmt.Fprintf(&b, "            -%s: %s (%s; default %s)\n", par.Name, par.Doc, par.Want(), def)
+			fmt.Fprintf(&b, "%s-%s: %s (%s; default %s)\n", indent, par.Name, par.Doc, par.Want(), def)
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")

@@ -53,7 +53,7 @@ func (p *program) suitesHelp() string {
 
 func orUnknown(s string) string {
 	if s == "" {
-		return "not measured"
+		return "depends on the run"
 	}
 	return s
 }

@@ -1,7 +1,15 @@
-// Package record defines the results records that experiments write and
-// results reads: one record per (suite, setting, model, method), saved as a
-// JSON file, and rendered as one line of the Go benchmark format so that
-// benchstat can compare runs and commits.
+// Package record defines the results records, tempora's public data: one
+// record per (suite, setting, model, method), saved as a JSON file below a
+// run directory's records/, and rendered as one line of the Go benchmark
+// format so that benchstat can compare runs and commits. Package experiments
+// writes them (runs, merges, outside tools' scores), package results reads
+// them; docs/records.md specifies the files, their format field (Format)
+// and how versions change, so that any program can read and write them.
+//
+// A record names its method by its canonical name and its problem by suite,
+// setting (Params), model index and problem seed; records of one method are
+// aggregated over models, and records of different methods on the same
+// problems are compared.
 //
 // A benchmark line looks like
 //
@@ -28,7 +36,9 @@ import (
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 )
 
-// Format is the value of every record's "format" field.
+// Format is the value of every record's "format" field: the record kind and
+// its version. Within a version fields are only added; Read rejects any
+// other value.
 const Format = "tempora-record/1"
 
 // Param is one key=value part of an experimental setting, e.g.
