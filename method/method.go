@@ -141,11 +141,17 @@ func (m *Method) derive(ex tempora.Explainer, e *tempora.Explanation) (*tempora.
 
 // Derived returns the explanation of m made from the explanation e that
 // m.Source()'s explainer ex returned: e itself for m.Source(), otherwise
-// Derive's result (or e when Derive is nil), named m.Name and with e's
-// accounting. The benchmark calls it for each method sharing a run.
+// Derive's result (or e when Derive is nil), with e's accounting; either
+// way named m.Name (a copy is renamed, e is not modified). The benchmark
+// calls it for each method sharing a run.
 func (m *Method) Derived(ex tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
 	if m.From == nil {
-		return e, nil
+		if e.Method == m.Name {
+			return e, nil
+		}
+		c := *e
+		c.Method = m.Name
+		return &c, nil
 	}
 	return m.derive(ex, e)
 }
