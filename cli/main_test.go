@@ -112,6 +112,11 @@ func TestHelp(t *testing.T) {
 		{[]string{"synth", "-h"}, "synth-help.stdout"},
 		{[]string{"describe", "-h"}, "describe-help.stdout"},
 		{[]string{"explain", "-h"}, "explain-help.stdout"},
+		{[]string{"run", "-h"}, "run-help.stdout"},
+		{[]string{"merge", "-h"}, "merge-help.stdout"},
+		{[]string{"export", "-h"}, "export-help.stdout"},
+		{[]string{"problems", "-h"}, "problems-help.stdout"},
+		{[]string{"evaluate", "-h"}, "evaluate-help.stdout"},
 	} {
 		out, errOut, err := runCmd(t, tc.args...)
 		if err != nil || errOut != "" {
