@@ -78,8 +78,8 @@ func TestExtraMethod(t *testing.T) {
 		}
 	}
 	out, err = runP("run", "-suite", "grid", "-grid", "instances=30;features=3;timesteps=4;on=true,false", "-models", "1", "-methods", "toy", "-out", t.TempDir())
-	if err != nil {
-		t.Errorf("grid over a bool parameter: %v", err)
+	if err != nil || !strings.Contains(out, "bench.txt") {
+		t.Errorf("grid over a bool parameter: %v (%q)", err, out)
 	}
 	help, _ := runP("explain", "-h")
 	if !strings.Contains(help, "toy       a toy") || !strings.Contains(help, "-on: score at all (a bool; default true)") {
