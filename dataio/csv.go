@@ -15,6 +15,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // Data files
@@ -69,12 +70,12 @@ const maxCSVCells = 1 << 31
 func ReadTensorCSV(path string, featureNames []string) (*tempora.Tensor, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tempora: %w", err)
+		return nil, nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	x, names, err := readTensorCSV(f, featureNames)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return x, names, nil
 }
@@ -297,7 +298,7 @@ func csvError(err error) error {
 // Values are written with the fewest digits that read back exactly.
 func WriteTensorCSV(path string, x *tempora.Tensor, featureNames []string) error {
 	if featureNames != nil && len(featureNames) != x.D {
-		return fmt.Errorf("tempora: %d feature names for %d features", len(featureNames), x.D)
+		return fmt.Errorf("dataio: %d feature names for %d features", len(featureNames), x.D)
 	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
@@ -339,12 +340,12 @@ func WriteTensorCSV(path string, x *tempora.Tensor, featureNames []string) error
 func ReadVectorCSV(path string) ([]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %w", err)
+		return nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	v, err := readVectorCSV(f)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return v, nil
 }
@@ -403,7 +404,7 @@ func WriteVectorCSV(path string, v []float64) error {
 func ReadFeatureNames(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %w", err)
+		return nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	names, err := readLines(f)
@@ -411,15 +412,15 @@ func ReadFeatureNames(path string) ([]string, error) {
 		err = errors.New("no feature names")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	seen := make(map[string]int, len(names))
 	for k, s := range names {
 		if s == "" {
-			return nil, fmt.Errorf("tempora: %s: line %d: blank feature name", path, k+1)
+			return nil, fmt.Errorf("dataio: %s: line %d: blank feature name", path, k+1)
 		}
 		if p, ok := seen[s]; ok {
-			return nil, fmt.Errorf("tempora: %s: lines %d and %d both name %q", path, p+1, k+1, s)
+			return nil, fmt.Errorf("dataio: %s: lines %d and %d both name %q", path, p+1, k+1, s)
 		}
 		seen[s] = k
 	}
@@ -488,7 +489,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 			return nil, err
 		}
 		if names != nil && len(names) != x.D {
-			return nil, fmt.Errorf("tempora: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
+			return nil, fmt.Errorf("dataio: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
 		}
 	case ".csv", ".txt":
 		var err error
@@ -496,7 +497,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("tempora: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
+		return nil, fmt.Errorf("dataio: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
 	}
 	var y []float64
 	var err error
@@ -506,17 +507,17 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 	case ".csv", ".txt":
 		y, err = ReadVectorCSV(targetsPath)
 	default:
-		err = fmt.Errorf("tempora: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
+		err = fmt.Errorf("dataio: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(y) != x.M {
-		return nil, fmt.Errorf("tempora: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
+		return nil, fmt.Errorf("dataio: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
 	}
 	ds := &tempora.Dataset{X: x, Y: y, Task: task, FeatureNames: names}
 	if err := ds.Validate(1); err != nil {
-		return nil, fmt.Errorf("tempora: %s, %s: %s", dataPath, targetsPath, strings.TrimPrefix(err.Error(), "tempora: "))
+		return nil, errmsg.Wrap(err, "dataio: %s, %s", dataPath, targetsPath)
 	}
 	return ds, nil
 }

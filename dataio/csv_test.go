@@ -125,9 +125,10 @@ func TestReadTensorCSVErrors(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "tempora: "+p+": ") {
+		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "dataio: "+p+": ") {
 			t.Errorf("%s: error %q, want %q after the file name", tc.name, msg, tc.want)
 		}
+		checkOnePrefix(t, err)
 	}
 }
 
@@ -159,9 +160,11 @@ func TestVectorCSV(t *testing.T) {
 	} {
 		p := writeTemp(t, "y.csv", []byte(tc.text))
 		_, err := ReadVectorCSV(p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tempora: "+p+": ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dataio: "+p+": ") {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+			continue
 		}
+		checkOnePrefix(t, err)
 	}
 	// Round trip.
 	v := []float64{0.1, -3, 1e-310, 12345678.9}
@@ -251,9 +254,11 @@ func TestReadDataset(t *testing.T) {
 		{"missing.npy", "y.npy", "", tempora.Regression, "missing.npy"},
 	} {
 		_, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tc.task)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tempora: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dataio: ") {
 			t.Errorf("%s %s %s: got %v, want %q", tc.data, tc.targets, tc.names, err, tc.want)
+			continue
 		}
+		checkOnePrefix(t, err)
 	}
 }
 
