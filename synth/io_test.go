@@ -10,6 +10,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -213,6 +214,14 @@ func TestLoadErrors(t *testing.T) {
 			y[7] = 1 - y[7]
 			writeTargets(d, y)
 		}, "target"},
+		{"data trailing bytes", func(d string) {
+			f, _ := os.OpenFile(filepath.Join(d, DataFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte{0})
+			f.Close()
+		}, "data.npy: 1 unexpected byte after"},
+		{"config instances", func(d string) {
+			editJSON(t, filepath.Join(d, ProblemFile), func(v map[string]any) { v["config"].(map[string]any)["instances"] = 1 })
+		}, "problem.json: 1 instances, need at least 2"},
 	} {
 		dir := t.TempDir()
 		for _, name := range []string{DataFile, TargetsFile, ModelFile, TruthFile, ProblemFile} {
@@ -228,6 +237,13 @@ func TestLoadErrors(t *testing.T) {
 		_, err := Load(dir)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Load error %v, want one containing %q", c.name, err, c.want)
+			continue
+		}
+		// Issue 12, defect 10: one package prefix, synth's, at the start
+		// (no "synth: dataio: …", "problem.json: synth: …" or
+		// "synth: …: synth: model …").
+		if rest, ok := strings.CutPrefix(err.Error(), "synth: "); !ok || errmsg.Trim(rest) != rest {
+			t.Errorf("%s: Load error %q does not carry exactly one prefix, synth's", c.name, err)
 		}
 	}
 }
