@@ -118,6 +118,12 @@ func TestReadTensorCSVErrors(t *testing.T) {
 		{"index beyond names", hdr + "0,hr,0,1\n0,2,0,1\n", []string{"hr", "bp"}, `line 3: feature "2"`},
 		{"name never given", hdr + "0,hr,0,1\n", []string{"hr", "bp"}, `no value for instance 0, feature "bp", timestep 0`},
 		{"unterminated quote", hdr + "0,\"hr,0,1\n", nil, "line 2"},
+		// Found by FuzzReadTensorCSV: names that no cell can match, or
+		// that break the files and tables showing them.
+		{"empty given names", hdr + "0,1,0,0\n0,0,0,0\n", []string{"", ""}, "given feature name 0: feature name is empty"},
+		{"duplicate given names", hdr + "0,a,0,0\n", []string{"a", "a"}, `given feature names 0 and 1 are both "a"`},
+		{"spaced given name", hdr + "0,0,0,0\n", []string{" a"}, `feature name " a" has surrounding white space`},
+		{"line break in a name", hdr + "0,\"a\nb\",0,0\n", nil, `line 2: feature name "a\nb" contains a control character`},
 	} {
 		p := writeTemp(t, "x.csv", []byte(tc.text))
 		_, _, err := ReadTensorCSV(p, tc.given)
@@ -191,6 +197,9 @@ func TestReadFeatureNames(t *testing.T) {
 		{"duplicate", "a\nb\na\n", `lines 1 and 3 both name "a"`},
 		{"blank inside", "a\n\nb\n", "line 2: blank feature name"},
 		{"empty", "\n", "no feature names"},
+		// Found by FuzzReadFeatureNames: old Mac line endings made one name.
+		{"carriage returns", "a\rb\rc\n", `line 1: feature name "a\rb\rc" contains a control character`},
+		{"tab inside", "a\tb\n", "control character"},
 	} {
 		_, err := ReadFeatureNames(writeTemp(t, "names.txt", []byte(tc.text)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
