@@ -147,6 +147,9 @@ func TestLoadErrors(t *testing.T) {
 		{"model D", func(d string) {
 			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_features"] = 6 })
 		}, "model has 5 features, announces 6"},
+		{"model huge L", func(d string) { // found by FuzzModelJSON: a division by zero
+			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_timesteps"] = 1 << 61 })
+		}, "more than 2147483648 values per instance"},
 		{"model L", func(d string) {
 			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_timesteps"] = 9 })
 		}, "problem.json says"},
