@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test check bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
+.PHONY: build test check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -27,6 +27,25 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/tools/importcheck
+
+# fuzz runs every fuzz target of the module (each func FuzzX in a _test.go
+# file) for FUZZTIME, one after another: go test -fuzz takes one target per
+# run. Seeds are each package's testdata/fuzz/FuzzX (also run by make test)
+# plus the f.Add calls; new interesting inputs go to Go's cache. A failing
+# input is written to testdata/fuzz/FuzzX and stops make; commit it with its
+# fix, as a regression test. FUZZ narrows the list and FUZZPARALLEL sets the
+# worker processes per target, e.g.
+# make fuzz FUZZ=./procmodel:FuzzServe FUZZTIME=10m FUZZPARALLEL=2.
+FUZZTIME     ?= 10s
+FUZZPARALLEL ?= 1
+FUZZ         ?= $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | sed 's|^\(.*\)/[^/]*_test.go:func |\1:|' | sort)
+
+fuzz:
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz: $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) -timeout 0 || exit 1; \
+	done
 
 # bench runs the micro-benchmarks and a small fixed suite (table1 at paper
 # scale, 3 models), all in the Go benchmark format: out/bench.txt and

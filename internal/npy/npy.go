@@ -44,7 +44,8 @@ type Array struct {
 	Fortran bool
 }
 
-// Read decodes one array from r.
+// Read decodes the array r holds. r must end with the array's data: bytes
+// after it are an error.
 func Read(r io.Reader) (*Array, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	pre := make([]byte, 8)
@@ -109,6 +110,17 @@ func Read(r io.Reader) (*Array, error) {
 		for i := range k {
 			data = append(data, dec(raw[i*size:]))
 		}
+	}
+	// A .npy file holds one array: anything after its data (a second
+	// array appended to the file, or corruption) is an error, not ignored.
+	if extra, err := io.Copy(io.Discard, br); err != nil {
+		return nil, fmt.Errorf("npy: reading past the data: %w", err)
+	} else if extra > 0 {
+		unit := "bytes"
+		if extra == 1 {
+			unit = "byte"
+		}
+		return nil, fmt.Errorf("npy: %d unexpected %s after the %d values of shape %v (a .npy file holds one array)", extra, unit, n, shape)
 	}
 	a := &Array{Shape: shape, Data: data, DType: descr, Fortran: fortran}
 	if fortran && len(shape) > 1 {

@@ -288,6 +288,10 @@ func TestBadFiles(t *testing.T) {
 		{"object dtype", file(1, header("|O", false, "(1,)"), make([]byte, 8)), "unsupported dtype"},
 		{"string dtype", file(1, header("<U3", false, "(1,)"), make([]byte, 12)), "unsupported dtype"},
 		{"bad byte order", file(1, header("!f8", false, "(1,)"), make([]byte, 8)), "unsupported dtype"},
+		// Issue 12, defect 8: trailing bytes used to be ignored.
+		{"trailing bytes", append(good[:len(good):len(good)], 0), "1 unexpected byte after the 6 values of shape [2 3]"},
+		{"two arrays", append(good[:len(good):len(good)], good...), "unexpected bytes after the 6 values"},
+		{"trailing bytes after an empty array", file(1, header("<f8", false, "(0, 3)"), make([]byte, 8)), "8 unexpected bytes"},
 		{"implausible v2 header", append([]byte("\x93NUMPY\x02\x00"), 0xff, 0xff, 0xff, 0x7f), "implausible"},
 	} {
 		a, err := Read(bytes.NewReader(tc.data))
