@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"math"
 	"os"
@@ -71,7 +70,7 @@ func FuzzCommandLine(f *testing.F) {
 		}
 		t.Chdir(fuzzTempDir(t))
 		var stdout, stderr bytes.Buffer
-		err := runContext(context.Background(), args, &stdout, &stderr)
+		err := run(args, &stdout, &stderr)
 		if stdout.Len()+stderr.Len() > 1<<20 {
 			t.Fatalf("%d bytes of output", stdout.Len()+stderr.Len())
 		}

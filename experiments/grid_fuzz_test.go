@@ -142,11 +142,9 @@ func knownGridDefect(spec, msg string) string {
 	return ""
 }
 
+// isGridParam reports whether name may name a grid axis: a problem
+// parameter, or any well-formed name (a method parameter, checked when a
+// run knows its methods).
 func isGridParam(name string) bool {
-	for _, g := range GridParams {
-		if g.Name == name {
-			return true
-		}
-	}
-	return false
+	return isProblemParam(name) || gridNameRE.MatchString(name)
 }
