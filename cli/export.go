@@ -18,11 +18,16 @@ Shard i writes OUT/shard-i. Both assume a file system shared with the
 submitting host. When every job has finished, combine the shards with the
 "tempora merge" command printed in the file's header.
 
+The file runs every shard, so export has no -shard flag. To rerun some
+shards, submit the Slurm file with e.g. "sbatch --array=3,7 FILE" (the
+command line overrides its #SBATCH lines), or run them with "tempora run
+-shard i/N" and the same suite flags; a rerun resumes.
+
 Build a static binary with: CGO_ENABLED=0 go build -o tempora ./cmd/tempora`
 
 func runExport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("export", "-suite NAME -shards N -out DIR [flags] condor|slurm", exportHelp, stdout)
-	o, _ := runFlags(fs)
+	o := addSuiteFlags(fs)
 	shards := fs.Int("shards", 0, "number of shards (jobs) (required)")
 	out := fs.String("out", "", "output `directory` of the jobs on the cluster (required)")
 	binary := fs.String("binary", "./tempora", "`path` of the tempora binary on the execution hosts")

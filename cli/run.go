@@ -89,8 +89,15 @@ type suiteFlags struct {
 
 // runFlags defines the suite flags and -shard on fs.
 func runFlags(fs *flag.FlagSet) (*suiteFlags, *string) {
-	var f suiteFlags
+	f := addSuiteFlags(fs)
 	var shard string
+	fs.StringVar(&shard, "shard", "", "run only shard `i/n` of the suite's items")
+	return f, &shard
+}
+
+// addSuiteFlags defines the flags that select a suite's items on fs.
+func addSuiteFlags(fs *flag.FlagSet) *suiteFlags {
+	var f suiteFlags
 	fs.StringVar(&f.suite, "suite", "", "suite `name` (required; see -list)")
 	fs.StringVar(&f.grid, "grid", "", "sweep `spec` of the grid suite, e.g. 'noise=0,0.5;gamma=0.95,0.99'")
 	fs.IntVar(&f.models, "models", 0, "models per setting (0: the suite's default, 100 at paper scale)")
@@ -98,8 +105,7 @@ func runFlags(fs *flag.FlagSet) (*suiteFlags, *string) {
 	fs.IntVar(&f.workers, "workers", 0, "goroutines inside each explainer (0: one per CPU)")
 	fs.Uint64Var(&f.seed, "seed", experiments.DefaultSeed, "run seed")
 	fs.BoolVar(&f.quick, "quick", false, "run the suite's quick scale (fewer and smaller problems)")
-	fs.StringVar(&shard, "shard", "", "run only shard `i/n` of the suite's items")
-	return &f, &shard
+	return &f
 }
 
 func (f *suiteFlags) options(shard string) (experiments.Options, error) {
