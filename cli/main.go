@@ -22,6 +22,21 @@
 // Run "tempora <command> -h" for a command's flags. Results go to standard
 // output; progress and timing go to standard error. On error tempora prints
 // one line to standard error and exits with status 1 (2 for bad usage).
+//
+// # Interruption
+//
+// SIGINT (Ctrl-C) and SIGTERM (how a batch scheduler such as Slurm or
+// HTCondor stops a job) are handled alike: the command stops at once, keeps
+// every record already written (a record file is complete or absent, never
+// half-written), stops any model program it started (with its process
+// group), prints one line such as
+//
+//	tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume
+//
+// and exits with status 128 + the signal's number, as a shell reports a
+// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A second
+// signal ends tempora at once, like kill -9, which loses at most the records
+// in flight.
 package cli
 
 import (
@@ -33,28 +48,82 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 )
 
 // Main runs the tempora command line on os.Args and exits: with status 0 on
-// success, 1 on a failure and 2 on a usage error.
+// success, 1 on a failure, 2 on a usage error and 128 + n when signal n
+// (SIGINT or SIGTERM) stopped the command (see Interruption above).
 func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := notifyInterrupt(context.Background())
 	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
+		var sig interruptError
+		interrupted := errors.As(context.Cause(ctx), &sig)
 		if interrupted && errors.Is(err, context.Canceled) {
-			err = errors.New("interrupted")
+			err = sig
 		}
 		// One line: multi-line details (such as a model program's last
 		// standard error lines, already shown as it ran) are joined.
 		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
 		var u usageError
-		if errors.As(err, &u) {
+		switch {
+		case interrupted:
+			os.Exit(128 + int(sig.sig))
+		case errors.As(err, &u):
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
+}
+
+// interruptError is the cause of a context cancelled by a signal.
+type interruptError struct{ sig syscall.Signal }
+
+func (e interruptError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted by SIGINT"
+	case syscall.SIGTERM:
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by signal " + e.sig.String()
+}
+
+// notifyInterrupt returns a context that is cancelled, with an
+// interruptError as its cause, on the first SIGINT or SIGTERM. After that
+// signal the default handling is restored, so a second one ends the process
+// at once. stop releases the signals.
+func notifyInterrupt(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(interruptError{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interruption describes why ctx ended: "interrupted by SIGTERM" after a
+// signal, plain "interrupted" otherwise.
+func interruption(ctx context.Context) string {
+	var sig interruptError
+	if errors.As(context.Cause(ctx), &sig) {
+		return sig.Error()
+	}
+	return "interrupted"
 }
 
 // run runs the command line args (without the program name), writing

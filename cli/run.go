@@ -37,8 +37,9 @@ sees the same problems and results depend neither on -workers nor on -shard
 nor on which other methods and models run.
 
 Rerunning the same command resumes: finished records are kept and skipped.
-An interrupted run (Ctrl-C, or a killed process) loses at most the records in
-flight. -shard i/n runs the items k with k mod n = i of the suite's fixed item
+An interrupted run (Ctrl-C, SIGTERM from a scheduler, or a killed process)
+loses at most the records in flight; after SIGINT or SIGTERM tempora exits
+with status 130 or 143 (128 + the signal number). -shard i/n runs the items k with k mod n = i of the suite's fixed item
 list; combine shard directories with "tempora merge", or generate cluster job
 files with "tempora export".`
 
@@ -69,7 +70,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts.Out, opts.Progress = *out, stderr
 	err = experiments.Run(ctx, opts)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("run: interrupted; rerun the same command to resume")
+		return fmt.Errorf("run: %s; finished records are kept, rerun the same command to resume", interruption(ctx))
 	}
 	if err != nil {
 		return err
