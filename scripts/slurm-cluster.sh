@@ -203,7 +203,10 @@ SlurmdLogFile=$dir/log/slurmd.log
 PlugStackConfig=$dir/plugstack.conf
 TmpFS=$dir/tmp
 MpiDefault=none
-ProctrackType=proctrack/linuxproc
+# Signals (scancel, time limits) go to the job's process group. With
+# proctrack/linuxproc, scancel left running a program whose file name holds
+# a blank (Slurm 22.05), which make test-slurm uses on purpose.
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 SwitchType=switch/none
 JobAcctGatherType=jobacct_gather/none
@@ -283,6 +286,16 @@ start() {
 	echo "export SLURM_CONF=$(printf '%q' "$dir/slurm.conf")"
 }
 
+# step_sockets succeeds if a slurmstepd socket is left in the spool
+# directory.
+step_sockets() {
+	local f
+	for f in "$dir"/spool/*; do
+		[[ -S $f ]] && return 0
+	done
+	return 1
+}
+
 # stop_daemons cancels every job, stops slurmd, slurmctld and munged, and
 # ends any process left from the cluster. It is safe on a half-started or
 # already stopped cluster.
@@ -298,6 +311,12 @@ stop_daemons() {
 			done
 		fi
 	fi
+	# A job step's slurmstepd may outlive the job's last appearance in
+	# squeue by a moment; its socket in the spool directory goes with it.
+	deadline=$((SECONDS + 15))
+	while step_sockets && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
 	if pid=$(daemon_pid "$dir/run/slurmd.pid" slurmd); then stop_pid slurmd "$pid"; fi
 	if pid=$(daemon_pid "$dir/run/slurmctld.pid" slurmctld); then stop_pid slurmctld "$pid"; fi
 	if pid=$(daemon_pid "$dir/munge/munged.pid" munged); then stop_pid munged "$pid"; fi

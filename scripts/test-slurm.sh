@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # test-slurm.sh tests tempora's Slurm export end to end against a real
 # scheduler (make test-slurm): it starts a throwaway single-node cluster
-# (scripts/slurm-cluster.sh), exports a 2-model table1 suite in 2 shards,
-# submits the job array with sbatch, waits for it, merges the shards, renders
-# the report, and checks that records and report equal those of an unsharded
-# local run apart from runtimes (internal/tools/reportdiff). Every path
+# (scripts/slurm-cluster.sh), exports a 2-model table1 suite in 2 shards and
+# submits the job array with sbatch. As soon as a record appears it cancels
+# the array (scancel sends SIGTERM: tempora must log its one-line message,
+# keep its records and leave no temporary file), resubmits the same file,
+# which must resume and complete, merges the shards, renders the report, and
+# checks that records and report equal those of an unsharded local run apart
+# from runtimes (internal/tools/reportdiff). Every path
 # involved (the output directory and the binary) holds a blank, a single
 # quote and a percent sign, which the job file must quote for sbatch and the
 # shell.
@@ -51,6 +54,7 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
+trap 'echo "test-slurm: FAIL: line $LINENO: $BASH_COMMAND exited with status $?" >&2' ERR
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -70,40 +74,94 @@ say "cluster up in $((SECONDS - start)) s"
 
 "$bin" export "${suite[@]}" -workers 1 -shards 2 -out "$sharded" -binary "$job_bin" slurm >"$dir/job.sh"
 mkdir -p "$sharded/logs"
-jobid=$(sbatch --parsable "$dir/job.sh") || fail "sbatch refused $dir/job.sh:$(printf '\n%s' "$(cat "$dir/job.sh")")"
-jobid=${jobid%%;*}
-say "submitted job array $jobid (2 shards): ${suite[*]}"
 
-# Wait for every array task to leave the queue.
+# submit submits the job file and sets jobid.
+submit() {
+	jobid=$(sbatch --parsable "$dir/job.sh") || fail "sbatch refused $dir/job.sh:$(printf '\n%s' "$(cat "$dir/job.sh")")"
+	jobid=${jobid%%;*}
+}
+
+# show_logs prints the tail of every job log, for a failure report.
+show_logs() {
+	local f
+	for f in "$sharded"/logs/*; do
+		[[ -f $f ]] || continue
+		echo "--- $f" >&2
+		tail -n 20 "$f" >&2
+	done
+}
+
+# wait_gone waits (bounded) until every task of job array $jobid has left
+# the queue.
+wait_gone() {
+	local deadline=$((SECONDS + timeout))
+	while [[ -n $(squeue -h -j "$jobid" -o %i 2>/dev/null) ]]; do
+		if ((SECONDS >= deadline)); then
+			squeue >&2 || true
+			show_logs
+			fail "job array $jobid still queued or running after $timeout s"
+		fi
+		sleep 0.5
+	done
+}
+
+# states prints "JobState=S ExitCode=E" for every task of job array $jobid
+# (finished jobs stay known to the controller for MinJobAge, 10 minutes in
+# the test cluster).
+states() {
+	scontrol -o show job "$jobid" | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' | sed 's/ .*ExitCode=/ ExitCode=/'
+}
+
+records() { find "$sharded" -path '*/records/*' -name '*.json' | wc -l; }
+
+# 1. Submit, and cancel the array as soon as a shard has written a record:
+# scancel sends SIGTERM, which tempora must survive cleanly.
+submit
+say "submitted job array $jobid (2 shards): ${suite[*]}"
 t0=$SECONDS
 deadline=$((SECONDS + timeout))
-while [[ -n $(squeue -h -j "$jobid" -o %i 2>/dev/null) ]]; do
-	if ((SECONDS >= deadline)); then
-		squeue >&2 || true
-		tail -n 20 "$sharded"/logs/* >&2 2>/dev/null || true
-		fail "job array $jobid still queued or running after $timeout s"
-	fi
-	sleep 1
+until (($(records) > 0)); do
+	[[ -n $(squeue -h -j "$jobid" -o %i 2>/dev/null) ]] || { show_logs; fail "job array $jobid ended before writing a record"; }
+	((SECONDS < deadline)) || { show_logs; fail "no record after $timeout s"; }
+	sleep 0.2
 done
-say "job array finished in $((SECONDS - t0)) s"
+scancel "$jobid"
+wait_gone
+kept=$(records)
+say "cancelled job array $jobid after $((SECONDS - t0)) s with $kept records written: $(states | tr '\n' ' ')"
+interrupted=0
+for i in 0 1; do
+	f=$sharded/logs/shard-$i.err
+	if [[ -f $f ]] && [[ $(tail -n 1 "$f") == "tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume" ]]; then
+		interrupted=$((interrupted + 1))
+	fi
+done
+((interrupted > 0)) || { show_logs; fail "no shard log ends with tempora's SIGTERM message"; }
+left=$(find "$sharded" -name '*.tmp*')
+[[ -z $left ]] || fail "in-flight files left after scancel: $left"
 
-# Every task must have completed with exit code 0 (finished jobs stay known
-# to the controller for MinJobAge, set to 10 minutes in the test cluster).
-states=$(scontrol -o show job "$jobid" | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' | sed 's/ .*ExitCode=/ ExitCode=/')
-ntasks=$(grep -c . <<<"$states" || true)
-ok=$(grep -c '^JobState=COMPLETED ExitCode=0:0$' <<<"$states" || true)
-if ((ntasks != 2 || ok != 2)); then
-	echo "$states" >&2
-	tail -n 20 "$sharded"/logs/* >&2 2>/dev/null || true
+# 2. Resubmit the same file: the shards resume and complete.
+submit
+say "resubmitted as job array $jobid"
+t0=$SECONDS
+wait_gone
+say "job array finished in $((SECONDS - t0)) s"
+st=$(states)
+if [[ $(grep -c . <<<"$st") != 2 || $(grep -c '^JobState=COMPLETED ExitCode=0:0$' <<<"$st") != 2 ]]; then
+	echo "$st" >&2
+	show_logs
 	fail "want 2 array tasks COMPLETED with exit code 0:0"
 fi
+resumed=0
 for i in 0 1; do
 	[[ -f $sharded/logs/shard-$i.out && -f $sharded/logs/shard-$i.err ]] ||
 		fail "no log files $sharded/logs/shard-$i.{out,err}: the #SBATCH --output/--error paths were not honoured"
+	grep -q 'items already done' "$sharded/logs/shard-$i.err" && resumed=$((resumed + 1))
 	n=$(find "$sharded/shard-$i/records" -name '*.json' | wc -l)
 	((n > 0)) || fail "shard $i wrote no records"
 	say "shard $i: $n records, log $sharded/logs/shard-$i.err"
 done
+((resumed > 0)) || { show_logs; fail "no shard resumed (no 'items already done' in the logs)"; }
 
 "$bin" merge -out "$sharded/merged" "$sharded/shard-0" "$sharded/shard-1"
 "$bin" report -in "$sharded/merged"
