@@ -19,9 +19,10 @@ test:
 # test-slurm runs a sharded table1 suite through a real Slurm: it starts a
 # throwaway single-node cluster on localhost (scripts/slurm-cluster.sh;
 # needs root and Debian's slurm-wlm and munge packages), submits the job
-# array written by "tempora export", merges the shards and checks that
-# records and report equal an unsharded local run apart from runtimes
-# (scripts/test-slurm.sh). About half a minute on 2 cores.
+# array written by "tempora export", cancels it once a record exists and
+# resubmits it (the shards must stop cleanly on SIGTERM and resume), merges
+# the shards and checks that records and report equal an unsharded local run
+# apart from runtimes (scripts/test-slurm.sh).
 test-slurm: build
 	scripts/test-slurm.sh
 
