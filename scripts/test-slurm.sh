@@ -167,7 +167,7 @@ done
 "$bin" report -in "$sharded/merged"
 
 t0=$SECONDS
-"$bin" run "${suite[@]}" -out "$local_run" 2>/dev/null
+"$bin" run "${suite[@]}" -out "$local_run" 2>"$dir/local.log" || { tail -n 20 "$dir/local.log" >&2; fail "the local run failed"; }
 "$bin" report -in "$local_run"
 say "unsharded local run in $((SECONDS - t0)) s"
 
