@@ -102,15 +102,15 @@ logtail() {
 	done
 }
 
-# daemon_pid prints the pid in pid file $1 if that process is alive and its
-# command line contains $2 (so a recycled pid is never taken for ours).
+# daemon_pid prints the pid in pid file $1 if that process is alive and
+# named $2 (so a recycled pid is never taken for ours).
 daemon_pid() {
-	local pid
+	local pid comm
 	[[ -r $1 ]] || return 1
 	pid=$(<"$1")
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	[[ -r /proc/$pid/cmdline ]] || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2" || return 1
+	{ read -r comm <"/proc/$pid/comm"; } 2>/dev/null || return 1
+	[[ $comm == "$2" ]] || return 1
 	echo "$pid"
 }
 
