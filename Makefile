@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
+.PHONY: build test test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -18,6 +18,16 @@ build:
 test:
 	$(GO) test ./...
 	cd examples/newmethod && $(GO) test ./... && $(GO) vet ./...
+
+# test-slurm runs a sharded table1 suite through a real Slurm: it starts a
+# throwaway single-node cluster on localhost (scripts/slurm-cluster.sh;
+# needs root and Debian's slurm-wlm and munge packages), submits the job
+# array written by "tempora export", cancels it once a record exists and
+# resubmits it (the shards must stop cleanly on SIGTERM and resume), merges
+# the shards and checks that records and report equal an unsharded local run
+# apart from runtimes (scripts/test-slurm.sh).
+test-slurm: build
+	scripts/test-slurm.sh
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.

@@ -141,6 +141,13 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README: %q: %v", line, err)
 			continue
 		}
+		// A shell redirection ends the command's own arguments.
+		for i, a := range args {
+			if a == ">" || a == ">>" || a == "|" {
+				args = args[:i]
+				break
+			}
+		}
 		p := stock
 		if filepath.Base(args[0]) == "newmethod" {
 			p = extended

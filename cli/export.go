@@ -21,11 +21,16 @@ submitting host; -binary names the program's path there if it differs.
 When every job has finished, combine the shards with the "tempora merge"
 command printed in the file's header.
 
+The file runs every shard, so export has no -shard flag. To rerun some
+shards, submit the Slurm file with e.g. "sbatch --array=3,7 FILE" (the
+command line overrides its #SBATCH lines), or run them with "tempora run
+-shard i/N" and the same suite flags; a rerun resumes.
+
 Build a static binary with: CGO_ENABLED=0 go build -o tempora ./cmd/tempora`
 
 func (p *program) export(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("export", exportHelp, stdout)
-	o, _ := runFlags(fs)
+	o := addSuiteFlags(fs)
 	shards := fs.Int("shards", 0, "number of shards (jobs) (required)")
 	out := fs.String("out", "", "output `directory` of the jobs on the cluster (required)")
 	bin := p.exe
@@ -36,8 +41,13 @@ func (p *program) export(_ context.Context, args []string, stdout, _ io.Writer) 
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
-	if fs.NArg() != 1 || (fs.Arg(0) != "condor" && fs.Arg(0) != "slurm") {
+	switch {
+	case fs.NArg() == 0:
 		return usageErrorf("export: want one scheduler argument, condor or slurm (see tempora export -h)")
+	case fs.NArg() > 1:
+		return usageErrorf("export: want one scheduler argument, got %d: %q (see tempora export -h)", fs.NArg(), fs.Args())
+	case fs.Arg(0) != "condor" && fs.Arg(0) != "slurm":
+		return usageErrorf("export: unknown scheduler %q (want condor or slurm)", fs.Arg(0))
 	}
 	if *shards < 1 {
 		return usageErrorf("export: -shards must be at least 1")

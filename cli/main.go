@@ -29,10 +29,26 @@
 // # Exit status
 //
 // Every command exits with status 0 on success, 1 on a failure (a file that
-// cannot be read, a model that fails, an interrupted run) and 2 on a usage
-// error (an unknown command, flag, method or suite, a flag value out of
-// range, a missing required flag). An error is one line on standard error.
-// "-h" prints help to standard output and succeeds.
+// cannot be read, a model that fails), 2 on a usage error (an unknown
+// command, flag, method or suite, a flag value out of range, a missing
+// required flag) and 128 + n when signal n stopped it (see Interruption).
+// An error is one line on standard error. "-h" prints help to standard
+// output and succeeds.
+//
+// # Interruption
+//
+// SIGINT (Ctrl-C) and SIGTERM (how a batch scheduler such as Slurm or
+// HTCondor stops a job) are handled alike: the command stops at once, keeps
+// every record already written (a record file is complete or absent, never
+// half-written), stops any model program it started (with its process
+// group), prints one line such as
+//
+//	tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume
+//
+// and exits with status 128 + the signal's number, as a shell reports a
+// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A second
+// signal ends tempora at once, like kill -9, which loses at most the records
+// in flight.
 //
 // # Your own method
 //
@@ -54,6 +70,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/tempora-dev/tempora/experiments"
 	"github.com/tempora-dev/tempora/method"
@@ -61,7 +78,8 @@ import (
 
 // Main runs the tempora command line on os.Args, with the built-in methods
 // followed by methods, and exits: with status 0 on success, 1 on a failure
-// and 2 on a usage error. Exported job files ("tempora export") run the
+// 2 on a usage error and 128 + n when signal n (SIGINT or SIGTERM) stopped
+// the command (see Interruption above). Exported job files ("tempora export") run the
 // program that called Main (os.Executable), so they know methods too. An
 // invalid method (see method.NewTable) is reported and exits with status 1.
 func Main(methods ...method.Method) {
@@ -73,19 +91,71 @@ func Main(methods ...method.Method) {
 	if exe, err := os.Executable(); err == nil {
 		p.exe = exe
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := notifyInterrupt(context.Background())
 	err = p.runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
+		var sig interruptError
+		interrupted := errors.As(context.Cause(ctx), &sig)
 		if interrupted && errors.Is(err, context.Canceled) {
-			err = errors.New("interrupted")
+			err = sig
 		}
 		// One line: multi-line details (such as a model program's last
 		// standard error lines, already shown as it ran) are joined.
 		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
+		if interrupted {
+			os.Exit(128 + int(sig.sig))
+		}
 		os.Exit(exitStatus(err))
 	}
+}
+
+// interruptError is the cause of a context cancelled by a signal.
+type interruptError struct{ sig syscall.Signal }
+
+func (e interruptError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted by SIGINT"
+	case syscall.SIGTERM:
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by signal " + e.sig.String()
+}
+
+// notifyInterrupt returns a context that is cancelled, with an
+// interruptError as its cause, on the first SIGINT or SIGTERM. After that
+// signal the default handling is restored, so a second one ends the process
+// at once. stop releases the signals.
+func notifyInterrupt(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(interruptError{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interruption describes why ctx ended: "interrupted by SIGTERM" after a
+// signal, plain "interrupted" otherwise.
+func interruption(ctx context.Context) string {
+	var sig interruptError
+	if errors.As(context.Cause(ctx), &sig) {
+		return sig.Error()
+	}
+	return "interrupted"
 }
 
 // exitStatus is 2 for a usage error and 1 for any other error.

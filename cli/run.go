@@ -24,8 +24,9 @@ sees the same problems and results depend neither on -workers nor on -shard
 nor on which other methods and models run.
 
 Rerunning the same command resumes: finished records are kept and skipped.
-An interrupted run (Ctrl-C, or a killed process) loses at most the records in
-flight. -shard i/n runs the items k with k mod n = i of the suite's fixed item
+An interrupted run (Ctrl-C, SIGTERM from a scheduler, or a killed process)
+loses at most the records in flight; after SIGINT or SIGTERM tempora exits
+with status 130 or 143 (128 + the signal number). -shard i/n runs the items k with k mod n = i of the suite's fixed item
 list; combine shard directories with "tempora merge", or generate cluster job
 files with "tempora export".`
 
@@ -91,7 +92,7 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	opts.Out, opts.Progress = *out, stderr
 	err = experiments.Run(ctx, opts)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("run: interrupted; rerun the same command to resume")
+		return fmt.Errorf("run: %s; finished records are kept, rerun the same command to resume", interruption(ctx))
 	}
 	if err != nil {
 		return err
@@ -111,12 +112,19 @@ type suiteFlags struct {
 
 // runFlags defines the suite flags and -shard on fs.
 func runFlags(fs *flag.FlagSet) (*suiteFlags, *string) {
-	f := problemFlags(fs)
-	fs.StringVar(&f.methods, "methods", "", "comma-separated `methods` (default: the suite's, then this program's own)")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines inside each explainer (0: one per CPU)")
+	f := addSuiteFlags(fs)
 	var shard string
 	fs.StringVar(&shard, "shard", "", "run only shard `i/n` of the suite's items")
 	return f, &shard
+}
+
+// addSuiteFlags defines the flags that select a suite's items and how they
+// run (everything but -shard) on fs.
+func addSuiteFlags(fs *flag.FlagSet) *suiteFlags {
+	f := problemFlags(fs)
+	fs.StringVar(&f.methods, "methods", "", "comma-separated `methods` (default: the suite's, then this program's own)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines inside each explainer (0: one per CPU)")
+	return f
 }
 
 // problemFlags defines the flags that select a suite's problems.
