@@ -278,7 +278,8 @@ func Read(path string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("record: %s: %w", path, err)
+		// The explanation's decoder names its package (tempora:).
+		return nil, errmsg.Wrap(err, "record: %s", path)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, errmsg.Wrap(err, "record: %s", path)

@@ -103,7 +103,10 @@ func TestReadErrors(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"format": "tempora-record/1", "suite": "..", "method": "TIME"}`), 0o644)
 	trunc := filepath.Join(dir, "trunc.json")
 	os.WriteFile(trunc, []byte(`{"format": "tempora-record/1", "suite": "s", "meth`), 0o644)
+	expl := filepath.Join(dir, "expl.json")
+	os.WriteFile(expl, []byte(`{"explanation": {"Cells": [[]]}}`), 0o644) // found by FuzzRead
 	for _, tc := range []struct{ path, want string }{
+		{expl, "record: " + expl + ": explanation has 1 cell rows for 0 features"},
 		{bad, "record: " + bad + `: suite ".." names a directory, not a suite`},
 		{trunc, "record: " + trunc + ": unexpected end of JSON input"},
 		{filepath.Join(dir, "none.json"), "record: open " + filepath.Join(dir, "none.json") + ": no such file or directory"},
