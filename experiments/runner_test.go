@@ -405,11 +405,11 @@ func TestRunResumeDamaged(t *testing.T) {
 	// Five damaged files in five different items (PAIR and PAIR-n share
 	// one).
 	damage := map[string]string{
-		"instances=100/model=0/method=PAIR.json":   read("instances=100/model=0/method=PAIR.json")[:100],                                      // truncated
-		"instances=200/model=1/method=SOLO.json":   "garbage\x00",                                                                            // garbage
-		"instances=400/model=2/method=PAIR-n.json": "",                                                                                       // empty
+		"instances=100/model=0/method=PAIR.json":   read("instances=100/model=0/method=PAIR.json")[:100],                                        // truncated
+		"instances=200/model=1/method=SOLO.json":   "garbage\x00",                                                                               // garbage
+		"instances=400/model=2/method=PAIR-n.json": "",                                                                                          // empty
 		"instances=800/model=0/method=SOLO.json":   strings.Replace(read("instances=800/model=0/method=SOLO.json"), `"seed": `, `"seed": 1`, 1), // another problem
-		"instances=1600/model=1/method=SOLO.json":  read("instances=1600/model=2/method=SOLO.json"),                                          // another key's record
+		"instances=1600/model=1/method=SOLO.json":  read("instances=1600/model=2/method=SOLO.json"),                                             // another key's record
 	}
 	for key, content := range damage {
 		if err := os.WriteFile(path(key), []byte(content), 0o644); err != nil {
