@@ -25,7 +25,10 @@ nor on which other methods and models run.
 
 Rerunning the same command resumes: finished records are kept and skipped.
 An interrupted run (Ctrl-C, or a killed process) loses at most the records in
-flight. -shard i/n runs the items k with k mod n = i of the suite's fixed item
+flight. A resumed run first checks every record file in OUT/records: one
+that cannot be read (truncated by a full disk, say), lies at another
+record's path or belongs to another problem is moved to the same path below
+OUT/damaged (the progress output names it) and its item runs again. -shard i/n runs the items k with k mod n = i of the suite's fixed item
 list; combine shard directories with "tempora merge", or generate cluster job
 files with "tempora export".`
 
