@@ -152,8 +152,11 @@ func (p *program) options(f *suiteFlags, shard string) (experiments.Options, err
 		}
 		o.Shard = s
 	}
+	if f.models < 0 {
+		return o, usageErrorf("-models %d: want at least 1 (or 0 for the suite's default)", f.models)
+	}
 	if f.workers < 0 {
-		return o, usageErrorf("-workers %d: must not be negative", f.workers)
+		return o, usageErrorf("-workers %d: want 0 (one per CPU) or more", f.workers)
 	}
 	if _, err := experiments.Items(o); err != nil {
 		return o, usageErrorf("%v", err)

@@ -179,7 +179,7 @@ func newPlan(o *Options) (*plan, error) {
 		return nil, err
 	}
 	if o.Models < 0 {
-		return nil, fmt.Errorf("experiments: %d models", o.Models)
+		return nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
 	}
 	p := &plan{suite: s, models: o.Models, seed: o.Seed}
 	if p.models == 0 {
@@ -414,11 +414,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if o.Workers < 0 {
-		return fmt.Errorf("experiments: %d workers", o.Workers)
+		return fmt.Errorf("experiments: Workers is %d, want 0 (GOMAXPROCS) or more", o.Workers)
 	}
 	p, err := newPlan(&o)
 	if err != nil {
 		return err
+	}
+	if o.source == nil {
+		if err := checkProblems(p.settings); err != nil {
+			return err
+		}
 	}
 	man := p.manifest(&o)
 	if old, err := ReadManifest(o.Out); err == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -464,4 +465,24 @@ func TestRunResumeDamaged(t *testing.T) {
 		t.Errorf("clean rerun: %v, %d explanations, progress:\n%s", err, calls.Load(), prog.String())
 	}
 	sameFiles(t, "after a clean rerun", readRecordFiles(t, out), want)
+}
+
+// TestRunMemory checks that a run or a problem set whose problems do not fit
+// in memory fails before anything is written or allocated (issue 12,
+// defect 2).
+func TestRunMemory(t *testing.T) {
+	old := debug.SetMemoryLimit(1 << 30) // 1 GiB, whatever the machine
+	defer debug.SetMemoryLimit(old)
+	out := filepath.Join(t.TempDir(), "run")
+	o := Options{Suite: "grid", Grid: "instances=100,2000000000", Methods: []string{"TIME"}, Out: out}
+	want := "experiments: setting instances=2000000000: a 2000000000 × 10 × 20 problem needs about 3.0 TiB of memory, more than the limit of 1.0 GiB (the Go runtime's memory limit (GOMEMLIMIT))"
+	if err := Run(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("Run: %v, want %s", err, want)
+	}
+	if _, err := WriteProblems(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("WriteProblems: %v, want %s", err, want)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused run created %s (%v)", out, err)
+	}
 }
