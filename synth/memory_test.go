@@ -39,4 +39,10 @@ func TestGenerateMemory(t *testing.T) {
 	if _, err := Generate(Config{Instances: 50, Features: 3, Timesteps: 4}, 1); err != nil {
 		t.Errorf("a small problem under the limit: %v", err)
 	}
+	// Beyond 2^31 values a problem is refused even within the limit (the
+	// largest tensor the .npy reader accepts).
+	debug.SetMemoryLimit(1 << 50)
+	if _, err := Generate(Config{Instances: 1 << 20, Features: 1 << 10, Timesteps: 1 << 10}, 1); err == nil || !strings.Contains(err.Error(), "more than 2147483648 values") {
+		t.Errorf("Generate(2^40 values) with a limit of 1 PiB = %v", err)
+	}
 }
