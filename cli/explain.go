@@ -278,9 +278,9 @@ func (f *explainFlags) validate(set map[string]bool) error {
 	}
 	switch {
 	case f.workers < 0:
-		return usageErrorf("explain: -workers %d: must not be negative", f.workers)
+		return usageErrorf("explain: -workers %d: want 0 (one per CPU) or more", f.workers)
 	case f.modelTimeout < 0:
-		return usageErrorf("explain: -model-timeout %v: must not be negative", f.modelTimeout)
+		return usageErrorf("explain: -model-timeout %v: want 0 (no limit) or more", f.modelTimeout)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // fuzzSafe reports whether the command line args may be run by
@@ -50,7 +52,9 @@ func fuzzSafe(args []string) string {
 // command lines fuzzSafe admits (help, listing, flag and argument
 // validation, and small synth and export runs). Seeds are in
 // testdata/fuzz/FuzzCommandLine and below. Properties: no panic; a failure
-// has a message; a bad flag or flag value is a usage error (exit status 2);
+// has a one-line message that starts with the command's name and carries no
+// library package prefix; a bad flag or flag value is a usage error (exit
+// status 2);
 // help goes to standard output and succeeds; the output stays small.
 func FuzzCommandLine(f *testing.F) {
 	for _, s := range []string{
@@ -84,6 +88,16 @@ func FuzzCommandLine(f *testing.F) {
 		if strings.TrimSpace(msg) == "" {
 			t.Fatalf("failure without a message: %#v", err)
 		}
+		// One line: the command's name once, then no library prefixes.
+		if strings.ContainsAny(msg, "\n\r") || strings.HasPrefix(msg, "tempora: ") {
+			t.Fatalf("message %q is not one line without tempora:", msg)
+		}
+		if len(args) > 0 && isCommand(args[0]) {
+			rest, ok := strings.CutPrefix(msg, args[0]+": ")
+			if !ok || errmsg.Trim(rest) != rest {
+				t.Fatalf("message %q does not carry exactly the command's name as prefix", msg)
+			}
+		}
 		var u usageError
 		for _, flagError := range []string{"flag provided but not defined", "invalid value", "invalid boolean", "flag needs an argument", "bad flag syntax"} {
 			if strings.Contains(msg, flagError) && !errors.As(err, &u) {
@@ -91,6 +105,16 @@ func FuzzCommandLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// isCommand reports whether name is a command's.
+func isCommand(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // isHelp reports whether args asks for help: "-h" alone, or a command

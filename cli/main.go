@@ -59,6 +59,15 @@
 // is the whole tempora command line with myMethod beside the built-in
 // methods: explain, run, merge, export (whose jobs run that program),
 // report and evaluate all know it. examples/newmethod is such a program.
+//
+// # Errors
+//
+// An error is printed as "tempora: ", the command's name, ": " and the
+// message, on one line: "tempora: explain: open p/problem.json: no such file
+// or directory". The libraries' package prefixes ("synth: ", "experiments:
+// ") are left out (see internal/errmsg); README.md, section "Bad input",
+// lists the classes of bad input and their messages, and TestBadInputREADME
+// checks that list against the command line.
 package cli
 
 import (
@@ -252,7 +261,7 @@ func (p *program) runContext(ctx context.Context, args []string, stdout, stderr 
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(p, ctx, args[1:], stdout, stderr)
+			return commandErr(c.name, c.run(p, ctx, args[1:], stdout, stderr))
 		}
 	}
 	return usageErrorf("unknown command %q (want %s; see tempora -h)", args[0], commandNames())

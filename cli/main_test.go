@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		Main()
 		os.Exit(0)
 	}
+	if v := os.Getenv(badModelEnv); v != "" {
+		serveBadModel(v)
+	}
 	if os.Getenv(serverEnv) == "1" {
 		terms, err := examplemodel.ParseTerms(examplemodel.DefaultTerms)
 		if err == nil {

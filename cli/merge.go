@@ -17,7 +17,16 @@ describe the same suite, grid, scale, seed and number of models, copies every
 record, writes OUT/manifest.json and OUT/bench.txt, and checks that every
 record of every input's methods is present (it reports what is missing and
 fails otherwise). Merge reads records as data: it needs no method to be
-known to this program.`
+known to this program.
+
+Merge is all or nothing: it builds the merge in a temporary directory beside
+OUT and moves it into place only when every input has been read and checked,
+so an invalid or conflicting record in any input leaves OUT as it was. An
+incomplete merge still writes every record of the inputs (and exits 1 naming
+what is missing); merging the missing shards into it later completes it.
+OUT may be new, empty, or a run or merge of the same problems, whose records
+then count as one more input and whose other files (a report/) are kept;
+any other non-empty OUT is refused.`
 
 func (p *program) merge(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("merge", mergeHelp, stdout)

@@ -26,7 +26,11 @@ nor on which other methods and models run.
 Rerunning the same command resumes: finished records are kept and skipped.
 An interrupted run (Ctrl-C, SIGTERM from a scheduler, or a killed process)
 loses at most the records in flight; after SIGINT or SIGTERM tempora exits
-with status 130 or 143 (128 + the signal number). -shard i/n runs the items k with k mod n = i of the suite's fixed item
+with status 130 or 143 (128 + the signal number). A resumed run first checks
+every record file in OUT/records: one that cannot be read (truncated by a
+full disk, say), lies at another record's path or belongs to another problem
+is moved to the same path below OUT/damaged (the progress output names it)
+and its item runs again. -shard i/n runs the items k with k mod n = i of the suite's fixed item
 list; combine shard directories with "tempora merge", or generate cluster job
 files with "tempora export".`
 
@@ -157,8 +161,11 @@ func (p *program) options(f *suiteFlags, shard string) (experiments.Options, err
 		}
 		o.Shard = s
 	}
+	if f.models < 0 {
+		return o, usageErrorf("-models %d: want at least 1 (or 0 for the suite's default)", f.models)
+	}
 	if f.workers < 0 {
-		return o, usageErrorf("-workers %d: must not be negative", f.workers)
+		return o, usageErrorf("-workers %d: want 0 (one per CPU) or more", f.workers)
 	}
 	if _, err := experiments.Items(o); err != nil {
 		return o, usageErrorf("%v", err)

@@ -51,6 +51,9 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	if prog.parseOnly {
 		return nil
 	}
+	if err := synth.CheckMemory(cfg); err != nil {
+		return err
+	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "tempora: generating %d × %d × %d %v problem (seed %d)\n", cfg.Instances, cfg.Features, cfg.Timesteps, cfg.Task, *seed)
 	p, err := synth.Generate(cfg, *seed)

@@ -30,9 +30,6 @@ func FuzzParseGrid(f *testing.F) {
 		axes, err := ParseGrid(spec)
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "experiments: ") || strings.ContainsAny(msg, "\n\r") {
-				if known := knownGridDefect(spec, msg); known != "" {
-					t.Skip(known)
-				}
 				t.Fatalf("error %q is not one line with the experiments: prefix", msg)
 			}
 			return
@@ -45,9 +42,6 @@ func FuzzParseGrid(f *testing.F) {
 				// A value the grid accepts must be one the run accepts.
 				if p.Key == "noise" && p.Value != "auto" {
 					if _, err := synth.ParseNoise(p.Value); err != nil {
-						if known := knownGridDefect(spec, err.Error()); known != "" {
-							t.Skip(known)
-						}
 						t.Fatalf("grid accepts noise=%s, synth rejects it: %v", p.Value, err)
 					}
 				}
@@ -124,22 +118,6 @@ func FuzzParseGrid(f *testing.F) {
 			keys[s.Key()] = true
 		}
 	})
-}
-
-// knownGridDefect returns a description if the failure of spec with
-// message msg is a known defect of ParseGrid, reported to the owner of
-// experiments/suite.go (issue 12 hardening report), and "" otherwise.
-// Remove each case once its defect is fixed: this test then checks it.
-func knownGridDefect(spec, msg string) string {
-	switch {
-	case strings.HasPrefix(msg, "tempora: unknown task"):
-		return "known defect: a bad task value gives the root package's error, without the prefix experiments: (CLI: tempora: tempora: …)"
-	case strings.HasPrefix(msg, "experiments: grid ") && strings.ContainsAny(spec, "\n\r"):
-		return "known defect: a value with a line break is quoted with %s, so the error spans lines"
-	case strings.HasPrefix(msg, "synth: noise multiplier") && strings.Contains(msg, "want a finite number"):
-		return "known defect: ParseGrid accepts a non-finite noise (NaN, inf), which the run then rejects"
-	}
-	return ""
 }
 
 // isGridParam reports whether name may name a grid axis: a problem

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
@@ -32,6 +33,29 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
 		WindowIndependent: spec.WindowIndependent,
 	}, nil
+}
+
+// checkProblems checks, before anything is generated, that every problem
+// the settings synthesise fits in memory (synth.CheckMemory), so that a
+// grid such as "instances=2000000000" fails at once with one line.
+func checkProblems(settings []Setting) error {
+	for i := range settings {
+		s := &settings[i]
+		if i > 0 && s.Problem == settings[i-1].Problem {
+			continue
+		}
+		cfg, err := synthConfig(s.Problem)
+		if err != nil {
+			return err
+		}
+		if err := synth.CheckMemory(cfg); err != nil {
+			if k := s.Key(); k != "" {
+				return errmsg.Wrap(err, "experiments: setting %s", k)
+			}
+			return errmsg.Wrap(err, "experiments")
+		}
+	}
+	return nil
 }
 
 // synthesise generates the problem of spec with synth.
@@ -128,7 +152,7 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 		return nil, err
 	}
 	if o.Models < 0 {
-		return nil, fmt.Errorf("experiments: %d models", o.Models)
+		return nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
 	}
 	idx := &Index{Format: IndexFormat, Suite: s.Name, Grid: o.Grid, Quick: o.Quick, Seed: o.Seed, Models: o.Models, Problems: []IndexEntry{}}
 	if idx.Seed == 0 {
@@ -142,6 +166,9 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	}
 	settings, err := s.Settings(o.Quick, o.Grid)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkProblems(settings); err != nil {
 		return nil, err
 	}
 	if old, err := ReadIndex(o.Out); err == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -178,7 +179,7 @@ func newPlan(o *Options) (*plan, error) {
 		return nil, err
 	}
 	if o.Models < 0 {
-		return nil, fmt.Errorf("experiments: %d models", o.Models)
+		return nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
 	}
 	p := &plan{suite: s, models: o.Models, seed: o.Seed}
 	if p.models == 0 {
@@ -394,6 +395,13 @@ func writeManifest(dir string, m *Manifest) error {
 // items in flight. A directory holding records of a different suite, grid,
 // scale or seed is refused.
 //
+// Before skipping anything, Run checks every record file already below
+// o.Out/records (see DamagedDir): a file that record.Read rejects (for
+// example one truncated by a full disk), that lies at another key's path,
+// or whose problem seed is not the one the run derives for its key, is
+// moved to the same relative path below o.Out/damaged and its item runs
+// again. Each move is reported on o.Progress.
+//
 // Every problem seed is derived from (seed, suite, problem setting, model)
 // and every explainer seed from (seed, suite, setting, model, method), so
 // every method sees the same problems and results do not depend on the
@@ -406,11 +414,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if o.Workers < 0 {
-		return fmt.Errorf("experiments: %d workers", o.Workers)
+		return fmt.Errorf("experiments: Workers is %d, want 0 (GOMAXPROCS) or more", o.Workers)
 	}
 	p, err := newPlan(&o)
 	if err != nil {
 		return err
+	}
+	if o.source == nil {
+		if err := checkProblems(p.settings); err != nil {
+			return err
+		}
 	}
 	man := p.manifest(&o)
 	if old, err := ReadManifest(o.Out); err == nil {
@@ -428,10 +441,20 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	recDir := filepath.Join(o.Out, "records")
+	items := p.items()
+	moved, err := checkRecords(o.Out, p.suite.Name, items)
+	for _, m := range moved {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "%s: %s\n", p.suite.Name, m)
+		}
+	}
+	if err != nil {
+		return err
+	}
 
 	var todo []Item
 	var skipped int
-	for _, it := range p.items() {
+	for _, it := range items {
 		if !o.Shard.has(it.Index) {
 			continue
 		}
@@ -484,6 +507,86 @@ func Run(ctx context.Context, o Options) (err error) {
 		prog.done()
 	}
 	return nil
+}
+
+// DamagedDir is the subdirectory of a run directory to which Run moves
+// record files that fail its checks, at their path below records/ (with
+// ".1", ".2", … before ".json" if that path is taken), so that nothing is
+// deleted and the run can redo their items.
+const DamagedDir = "damaged"
+
+// checkRecords checks every record file below out/records: it must pass
+// record.Read, lie at its own key's path, and, if its key is one of the
+// items', carry that item's problem seed. It moves every file that fails to
+// out/DamagedDir and returns one line per file moved, saying why and where.
+func checkRecords(out, suite string, items []Item) ([]string, error) {
+	recDir := filepath.Join(out, "records")
+	seeds := map[string]uint64{}
+	for i := range items {
+		for _, k := range items[i].Keys(suite) {
+			seeds[k] = items[i].ProblemSeed
+		}
+	}
+	var moved []string
+	err := filepath.WalkDir(recDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == recDir {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+			return nil
+		}
+		rel, err := filepath.Rel(recDir, p)
+		if err != nil {
+			return err
+		}
+		slash := filepath.ToSlash(rel)
+		var why string
+		r, err := record.Read(p)
+		switch {
+		case err != nil:
+			why = strings.TrimPrefix(strings.TrimPrefix(err.Error(), "record: "), p+": ")
+		case r.Key()+".json" != slash:
+			why = "it holds the record " + r.Key()
+		default:
+			if seed, ok := seeds[r.Key()]; ok && seed != r.Seed {
+				why = fmt.Sprintf("its problem seed is %d, the run's is %d", r.Seed, seed)
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		dst, err := moveAside(filepath.Join(out, DamagedDir), rel, p)
+		if err != nil {
+			return fmt.Errorf("experiments: moving the damaged record %s aside: %w", p, err)
+		}
+		shown, _ := filepath.Rel(out, dst)
+		moved = append(moved, fmt.Sprintf("damaged record records/%s (%s) moved to %s; its item runs again", slash, why, filepath.ToSlash(shown)))
+		return nil
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "experiments: ") {
+		err = fmt.Errorf("experiments: checking the records of %s: %w", out, err)
+	}
+	return moved, err
+}
+
+// moveAside renames file to rel below dir, or, if that exists, to rel with
+// ".1", ".2", … before its extension, and returns the new path.
+func moveAside(dir, rel, file string) (string, error) {
+	dst := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(dst, ".json")
+	for n := 1; ; n++ {
+		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = fmt.Sprintf("%s.%d.json", base, n)
+	}
+	return dst, os.Rename(file, dst)
 }
 
 func (it *Item) done(recDir, suite string) bool {

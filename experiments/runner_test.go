@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -374,5 +375,114 @@ func TestRunErrors(t *testing.T) {
 		if err := Run(context.Background(), o); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestRunResumeDamaged damages finished records the ways a full disk, a
+// crash or a hand edit can (issue 12, defect 1: a resumed run counted a
+// truncated record as finished, then failed on it forever) and checks that
+// the resumed run moves each aside to OUT/damaged, reruns its item, and ends
+// with the records of an uninterrupted run.
+func TestRunResumeDamaged(t *testing.T) {
+	ref := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(ref, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := readRecordFiles(t, ref)
+
+	out := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(out, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "testsize-regression/"
+	path := func(key string) string { return filepath.Join(out, "records", filepath.FromSlash(prefix+key)) }
+	read := func(key string) string {
+		b, err := os.ReadFile(path(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// Five damaged files in five different items (PAIR and PAIR-n share
+	// one).
+	damage := map[string]string{
+		"instances=100/model=0/method=PAIR.json":   read("instances=100/model=0/method=PAIR.json")[:100],                                        // truncated
+		"instances=200/model=1/method=SOLO.json":   "garbage\x00",                                                                               // garbage
+		"instances=400/model=2/method=PAIR-n.json": "",                                                                                          // empty
+		"instances=800/model=0/method=SOLO.json":   strings.Replace(read("instances=800/model=0/method=SOLO.json"), `"seed": `, `"seed": 1`, 1), // another problem
+		"instances=1600/model=1/method=SOLO.json":  read("instances=1600/model=2/method=SOLO.json"),                                             // another key's record
+	}
+	for key, content := range damage {
+		if err := os.WriteFile(path(key), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int64
+	var prog bytes.Buffer
+	o := fakeOptions(out, &calls, nil)
+	o.Progress = &prog
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("resuming over damaged records: %v\n%s", err, prog.String())
+	}
+	if got := calls.Load(); got != int64(len(damage)) {
+		t.Errorf("resumed run explained %d problems, want %d (one per damaged item)", got, len(damage))
+	}
+	sameFiles(t, "resumed over damaged records", readRecordFiles(t, out), want)
+	for key, content := range damage {
+		moved := filepath.Join(out, DamagedDir, filepath.FromSlash(prefix+key))
+		b, err := os.ReadFile(moved)
+		if err != nil || string(b) != content {
+			t.Errorf("damaged %s not moved to %s intact: %v", key, moved, err)
+		}
+		line := fmt.Sprintf("testsize-regression: damaged record records/%s%s (", prefix, key)
+		if !strings.Contains(prog.String(), line) || !strings.Contains(prog.String(), ") moved to damaged/"+prefix+key+"; its item runs again\n") {
+			t.Errorf("progress does not report %s:\n%s", key, prog.String())
+		}
+	}
+	for _, why := range []string{"(unexpected end of JSON input)", "(it holds the record testsize-regression/instances=1600/model=2/method=SOLO)", "its problem seed is 1"} {
+		if !strings.Contains(prog.String(), why) {
+			t.Errorf("progress does not say %q:\n%s", why, prog.String())
+		}
+	}
+	if !strings.Contains(prog.String(), "testsize-regression: 25 items already done, 5 to run\n") {
+		t.Errorf("progress:\n%s", prog.String())
+	}
+
+	// Damaged again: the second copy gets a numbered name; a clean rerun
+	// then does nothing.
+	key := "instances=100/model=0/method=PAIR.json"
+	os.WriteFile(path(key), []byte("{"), 0o644)
+	calls.Store(0)
+	if err := Run(context.Background(), o); err != nil || calls.Load() != 1 {
+		t.Fatalf("second damage: %v, %d explanations", err, calls.Load())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, DamagedDir, filepath.FromSlash(prefix+"instances=100/model=0/method=PAIR.1.json"))); err != nil || string(b) != "{" {
+		t.Errorf("second damaged copy: %q, %v", b, err)
+	}
+	calls.Store(0)
+	prog.Reset()
+	if err := Run(context.Background(), o); err != nil || calls.Load() != 0 || strings.Contains(prog.String(), "damaged") {
+		t.Errorf("clean rerun: %v, %d explanations, progress:\n%s", err, calls.Load(), prog.String())
+	}
+	sameFiles(t, "after a clean rerun", readRecordFiles(t, out), want)
+}
+
+// TestRunMemory checks that a run or a problem set whose problems do not fit
+// in memory fails before anything is written or allocated (issue 12,
+// defect 2).
+func TestRunMemory(t *testing.T) {
+	old := debug.SetMemoryLimit(1 << 30) // 1 GiB, whatever the machine
+	defer debug.SetMemoryLimit(old)
+	out := filepath.Join(t.TempDir(), "run")
+	o := Options{Suite: "grid", Grid: "instances=100,2000000000", Methods: []string{"TIME"}, Out: out}
+	want := "experiments: setting instances=2000000000: a 2000000000 × 10 × 20 problem needs about 3.0 TiB of memory, more than the limit of 1.0 GiB (the Go runtime's memory limit (GOMEMLIMIT))"
+	if err := Run(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("Run: %v, want %s", err, want)
+	}
+	if _, err := WriteProblems(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("WriteProblems: %v, want %s", err, want)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused run created %s (%v)", out, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // ProblemSpec describes a synthetic problem (see synth.Config). Noise is
@@ -265,42 +266,45 @@ func ParseGrid(spec string) ([][]record.Param, error) {
 }
 
 // applyParam sets one grid parameter on a setting: a problem parameter, or
-// else a method parameter (checked against the run's methods later).
+// else a method parameter (checked against the run's methods later). Every
+// error is one line starting with "experiments: grid ": a value is a
+// record name (record.CheckName), so it holds no line break.
 func applyParam(s *Setting, p record.Param) error {
-	if p.Value == "" || strings.ContainsAny(p.Value, " \t/=") {
-		return fmt.Errorf("experiments: bad grid value %q for %s", p.Value, p.Key)
+	if p.Value == "" {
+		return fmt.Errorf("experiments: grid parameter %s has an empty value", p.Key)
 	}
-	posInt := func() (int, error) {
+	if err := record.CheckName(p.Value); err != nil {
+		return fmt.Errorf("experiments: grid value of %s: %w", p.Key, err)
+	}
+	atLeast := func(lo int, what string) (int, error) {
 		n, err := strconv.Atoi(p.Value)
-		if err != nil || n < 1 {
-			return 0, fmt.Errorf("experiments: grid %s=%s, want a positive integer", p.Key, p.Value)
+		if err != nil || n < lo {
+			return 0, fmt.Errorf("experiments: grid %s=%s, want an integer ≥ %d (%s)", p.Key, p.Value, lo, what)
 		}
 		return n, nil
-	}
-	unit := func(lo, hi float64) (float64, error) {
-		f, err := strconv.ParseFloat(p.Value, 64)
-		if err != nil || !(f > lo && f < hi) {
-			return 0, fmt.Errorf("experiments: grid %s=%s, want a number in (%g, %g)", p.Key, p.Value, lo, hi)
-		}
-		return f, nil
 	}
 	var err error
 	switch p.Key {
 	case "features":
-		s.Problem.Features, err = posInt()
+		s.Problem.Features, err = atLeast(1, "a problem has at least one feature")
 	case "timesteps":
-		s.Problem.Timesteps, err = posInt()
+		s.Problem.Timesteps, err = atLeast(2, "every window has at least two timesteps")
 	case "instances":
-		s.Problem.Instances, err = posInt()
+		s.Problem.Instances, err = atLeast(2, "a problem is calibrated on at least two instances")
 	case "relevant":
-		s.Problem.FractionRelevant, err = unit(0, 1.0000001)
+		f, e := strconv.ParseFloat(p.Value, 64)
+		if e != nil || !(f > 0 && f <= 1) {
+			err = fmt.Errorf("experiments: grid relevant=%s, want a fraction in (0, 1]", p.Value)
+		}
+		s.Problem.FractionRelevant = f
 	case "task":
 		s.Problem.Task, err = tempora.ParseTask(p.Value)
+		if err != nil {
+			err = fmt.Errorf("experiments: grid task=%s, want regression or classification", p.Value)
+		}
 	case "noise":
-		if p.Value != "auto" {
-			if f, e := strconv.ParseFloat(p.Value, 64); e != nil || f < 0 {
-				err = fmt.Errorf("experiments: grid noise=%s, want auto or a number ≥ 0", p.Value)
-			}
+		if _, e := synth.ParseNoise(p.Value); e != nil {
+			err = fmt.Errorf("experiments: grid noise=%s, want auto or a finite number ≥ 0", p.Value)
 		}
 		s.Problem.Noise = p.Value
 	case "window-independent":

@@ -177,6 +177,23 @@ func TestParseGrid(t *testing.T) {
 			t.Errorf("ParseGrid(%q): no error", bad)
 		}
 	}
+	// Found by FuzzParseGrid: the root package's error leaked out unwrapped,
+	// a line break made a multi-line error, and a non-finite noise (or a
+	// size synth rejects) passed the grid and failed the run.
+	for _, c := range []struct{ spec, want string }{
+		{"task=0", "experiments: grid task=0, want regression or classification"},
+		{"features=1\n2", `experiments: grid value of features: "1\n2" contains a control character (a name must not contain white space, control characters, '/', '=' or '\')`},
+		{"noise=NaN", "experiments: grid noise=NaN, want auto or a finite number ≥ 0"},
+		{"noise=0,inf", "experiments: grid noise=inf, want auto or a finite number ≥ 0"},
+		{"instances=1", "experiments: grid instances=1, want an integer ≥ 2 (a problem is calibrated on at least two instances)"},
+		{"timesteps=1", "experiments: grid timesteps=1, want an integer ≥ 2 (every window has at least two timesteps)"},
+		{"relevant=1.00000001", "experiments: grid relevant=1.00000001, want a fraction in (0, 1]"},
+		{"gamma=a\\b", `experiments: grid value of gamma: "a\\b" contains '\\' (a name must not contain white space, control characters, '/', '=' or '\')`},
+	} {
+		if _, err := ParseGrid(c.spec); err == nil || err.Error() != c.want {
+			t.Errorf("ParseGrid(%q) = %v,\nwant %s", c.spec, err, c.want)
+		}
+	}
 	// Method parameters are checked against the methods run: the name must
 	// belong to one of them, and every method that has it must accept the
 	// value.

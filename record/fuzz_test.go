@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/tempora-dev/tempora/internal/errmsg"
 )
@@ -22,24 +23,6 @@ func memTempDir(t *testing.T) string {
 		}
 	}
 	return t.TempDir()
-}
-
-// knownRecordDefect returns a description if a failure (its kind and
-// detail) is a known defect of
-// record.go, reported to its owner (issue 12 hardening report), and ""
-// otherwise. Remove each case once its defect is fixed: this test then
-// checks it.
-func knownRecordDefect(failure, detail string) string {
-	switch {
-	case failure == "prefix" && strings.Contains(detail, ".json: record: "):
-		// Read wraps Validate's errors as "path: record: …".
-		return "known defect: Read puts the file name before the record: prefix of a validation error"
-	case failure == "escape" && (strings.HasPrefix(detail, "../") || strings.HasPrefix(detail, "./")):
-		return "known defect: a record whose suite is \"..\" or \".\" has a Path outside (or at the top of) its records directory"
-	case failure == "line" && strings.ContainsFunc(detail, func(c rune) bool { return c < ' ' || c == 0x7f }):
-		return "known defect: Validate accepts a carriage return or another control character in a suite, method or parameter, which splits the benchmark line"
-	}
-	return ""
 }
 
 // FuzzRead feeds Read an arbitrary record file. Seeds are in
@@ -68,9 +51,6 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("error is not one line: %q", msg)
 			}
 			if rest, ok := strings.CutPrefix(msg, "record: "); !ok || errmsg.Trim(rest) != rest {
-				if known := knownRecordDefect("prefix", msg); known != "" {
-					t.Skip(known)
-				}
 				t.Fatalf("error %q does not carry exactly one prefix, record's", msg)
 			}
 			return
@@ -81,15 +61,9 @@ func FuzzRead(f *testing.F) {
 		records := filepath.Join(dir, "records")
 		rel, err := filepath.Rel(records, r.Path(records))
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
-			if known := knownRecordDefect("escape", r.Key()); known != "" {
-				t.Skip(known)
-			}
 			t.Fatalf("record %q has path %s, outside %s", r.Key(), r.Path(records), records)
 		}
-		if line := r.BenchLine(); strings.ContainsAny(line, "\n\r\v\f\x85\u2028\u2029") || strings.ContainsFunc(r.Key(), func(c rune) bool { return c < ' ' || c == 0x7f }) {
-			if known := knownRecordDefect("line", r.Key()); known != "" {
-				t.Skip(known)
-			}
+		if line := r.BenchLine(); strings.ContainsAny(line, "\n\r\v\f\u0085\u2028\u2029") || strings.ContainsFunc(r.Key(), func(c rune) bool { return unicode.IsControl(c) || unicode.IsSpace(c) }) {
 			t.Fatalf("benchmark line %q is not one clean line", line)
 		}
 		if err := Write(records, r); err != nil {

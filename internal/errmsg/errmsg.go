@@ -5,9 +5,10 @@
 // "tempora: "), once. A package that passes on another package's error adds
 // its context in place of that package's prefix (Wrap), so that messages
 // read "synth: dir/data.npy: file is truncated", never "synth: tempora:
-// dir/data.npy: npy: …". The command line prints "tempora: " and the
-// message without package prefixes (Trim), so users see one "tempora: " and
-// no package names.
+// dir/data.npy: npy: …". The command line prints "tempora: ", the
+// command's name and the message without package prefixes (Trim), so users
+// see one "tempora: " and no package names: "tempora: explain: open
+// p/problem.json: no such file or directory".
 package errmsg
 
 import (
@@ -19,7 +20,7 @@ import (
 // prefix; the root package is "tempora".
 var packages = []string{
 	"tempora", "dataio", "npy", "synth", "procmodel", "explain", "baselines",
-	"experiments", "record", "results", "cli",
+	"experiments", "record", "results", "cli", "method", "metrics", "explainertest",
 }
 
 // cut returns s without a leading package prefix ("name: "), and whether

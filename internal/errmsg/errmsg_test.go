@@ -14,6 +14,8 @@ func TestTrim(t *testing.T) {
 		{"experiments: open /p/truth.json: no such file", "open /p/truth.json: no such file"},
 		{"explain: model: procmodel: model timed out after 1s: no hello frame", "model: model timed out after 1s: no hello frame"},
 		{"synth: /p/data.npy: npy: reading header: file is truncated", "/p/data.npy: reading header: file is truncated"},
+		{`experiments: method: unknown method "shap"`, `unknown method "shap"`},
+		{"explain: metrics: 3 cells", "3 cells"},
 		{"no prefix at all", "no prefix at all"},
 		{"a/synth: x", "a/synth: x"},                           // part of a path, not a prefix
 		{`feature "synth: 1": bad`, `feature "synth: 1": bad`}, // quoted
