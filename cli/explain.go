@@ -44,6 +44,7 @@ next character) but is not run by a shell: no variables, globs, pipes or
 redirections (use "sh -c '…'" for those). The program must speak tempora's
 model protocol on its standard input and output (see package procmodel and
 examples/).
+
 -model-procs N starts N copies of the program, which answer batches in
 parallel; the results do not depend on N. -model-fd serves the model over
 socket connections inherited from the process that started tempora instead
