@@ -7,6 +7,7 @@ input and output. The tempora side (Client) sends batches to a model program
 such as ``tempora serve`` and reads its answers.
 """
 
+import os
 import struct
 import sys
 
@@ -130,17 +131,20 @@ def serve(predict, stdin=None, stdout=None):
     """Serve predict to a tempora program that started this process with
     ``-model-cmd``: requests on standard input, answers on standard output.
 
-    Standard output belongs to the protocol, so this redirects Python's
-    print (sys.stdout) to standard error while serving. Returns when tempora
-    closes the input.
+    Standard output belongs to the protocol, so while serving, Python's
+    print (sys.stdout) and file descriptor 1 (written by C libraries) are
+    redirected to standard error; do not print to standard output before
+    calling serve. Returns when tempora closes the input.
     """
     if stdin is None:
         stdin = sys.stdin.buffer
+    saved_fd = saved_stdout = None
     if stdout is None:
         sys.stdout.flush()
-        stdout = sys.stdout.buffer
-    saved = sys.stdout
-    sys.stdout = sys.stderr
+        saved_stdout, saved_fd = sys.stdout, os.dup(1)
+        stdout = os.fdopen(os.dup(1), "wb")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
 
     def sendall(data):
         stdout.write(data)
@@ -149,7 +153,11 @@ def serve(predict, stdin=None, stdout=None):
     try:
         serve_stream(predict, stdin.readinto, sendall)
     finally:
-        sys.stdout = saved
+        if saved_fd is not None:
+            stdout.close()
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+            sys.stdout = saved_stdout
 
 
 class Client:
