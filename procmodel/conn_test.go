@@ -22,7 +22,13 @@ import (
 // socketPair returns the two ends of a connected unix stream socket.
 func socketPair(t *testing.T) (ours, theirs *os.File) {
 	t.Helper()
+	syscall.ForkLock.RLock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0]) // no helper process may inherit a copy
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
