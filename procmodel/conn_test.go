@@ -84,8 +84,12 @@ func (s *connServer) serve(rw io.ReadWriteCloser, m tempora.Model) error {
 		}
 		x.M, x.D, x.L, x.Data = mm, d, l, make([]float64, mm*d*l)
 		if shared {
+			var off [8]byte
+			if _, err := io.ReadFull(br, off[:]); err != nil {
+				return err
+			}
 			s.viaBuf.Add(1)
-			getFloats(x.Data, s.shared)
+			getFloats(x.Data, s.shared[binary.LittleEndian.Uint64(off[:]):])
 		} else {
 			s.inline.Add(1)
 			if _, err := readFloats(br, nil, x.Data); err != nil {
@@ -144,9 +148,10 @@ func TestConnPredicts(t *testing.T) {
 		wantInline  int64
 	}{
 		{"no buffer", 0, 0, []int{1, 10, 40}, 0, 3},
-		// 10 instances fit in 8·10·15 = 1200 bytes; 40 do not.
-		{"buffer", 1200, 0, []int{1, 10, 40}, 2, 1},
-		{"buffer chunked", 1200, 10, []int{40}, 4, 0},
+		// 10 instances fit in a slot of 8·10·15 = 1200 bytes, half the
+		// buffer; 40 do not.
+		{"buffer", 2400, 0, []int{1, 10, 40}, 2, 1},
+		{"buffer chunked", 2400, 10, []int{40}, 4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, srv := attachServed(t, sumModel, tc.sharedBytes, Options{MaxBatch: tc.maxBatch})

@@ -269,7 +269,7 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
 
     exe = find_binary(binary)
     if shared_bytes is None:
-        shared_bytes = max(X.nbytes, _MIN_SHARED_BYTES)
+        shared_bytes = max(2 * X.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
     with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
