@@ -7,9 +7,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -292,4 +294,73 @@ func TestConnErrors(t *testing.T) {
 			t.Errorf("second Close: %v", err)
 		}
 	})
+}
+
+// TestConnPipelines checks that a Conn sends a second request before the
+// first is answered, and matches the in-order answers to their calls: the
+// model below reads two requests before answering either, which would
+// deadlock a connection that waits for each answer.
+func TestConnPipelines(t *testing.T) {
+	ours, theirs := socketPair(t)
+	go func() {
+		defer theirs.Close()
+		theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+		br := bufio.NewReader(theirs)
+		for {
+			var xs [2]*tempora.Tensor
+			for k := range xs {
+				var h [requestHeaderSize]byte
+				if _, err := io.ReadFull(br, h[:]); err != nil {
+					return
+				}
+				m, d, l, err := parseRequestHeader(h[:])
+				if err != nil {
+					return
+				}
+				xs[k] = tempora.NewTensor(m, d, l)
+				if _, err := readFloats(br, nil, xs[k].Data); err != nil {
+					return
+				}
+			}
+			for _, x := range xs {
+				pred := make([]float64, x.M)
+				sumModel(pred, x)
+				out := binary.LittleEndian.AppendUint32([]byte(responseMagic), statusOK)
+				out = binary.LittleEndian.AppendUint32(out, uint32(x.M))
+				out = append(out, make([]byte, 8*x.M)...)
+				putFloats(out[responseHeaderSize:], pred)
+				theirs.Write(out)
+			}
+		}
+	}()
+	c, err := Attach(context.Background(), ours, nil, Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	errs := make(chan error, 6)
+	for k := range 6 {
+		go func() {
+			m := 3 + k // different sizes: a mismatched answer is an error
+			x := randomTensor(m, 2, 4, strconv.Itoa(k))
+			got, want := make([]float64, m), make([]float64, m)
+			sumModel(want, x)
+			if err := c.Predict(got, x); err != nil {
+				errs <- err
+				return
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					errs <- fmt.Errorf("call %d, instance %d: got %v, want %v", k, i, got[i], want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
