@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tempora-dev/tempora"
 )
@@ -210,7 +211,7 @@ func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
 	if shared {
 		// The slot is ours until its answer is read: fill it outside the
 		// write lock, while the other request may be on the wire.
-		putFloats(c.shared[offset:], x.Data)
+		putShared(c.shared[offset:], x.Data)
 	}
 	cl := &connCall{dst: dst, done: make(chan error, 1)}
 	c.wmu.Lock()
@@ -394,6 +395,23 @@ func (c *Conn) Close() error {
 
 // depth is the number of calls a Pool hands the connection at once.
 func (c *Conn) depth() int { return connDepth }
+
+// littleEndian reports whether this machine stores float64 values as the
+// protocol does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// putShared writes v into the shared buffer b as little-endian float64. On
+// little-endian machines that is a plain memory copy, several times faster
+// than encoding value by value (a Table-1 batch is 1.6 MB); b comes from
+// a page-aligned mapping at a multiple of 8 bytes, so the float64 view is
+// aligned.
+func putShared(b []byte, v []float64) {
+	if littleEndian && len(v) > 0 {
+		copy(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b[:8*len(v)]))), len(v)), v)
+		return
+	}
+	putFloats(b, v)
+}
 
 // checkBatch validates the arguments of a Predict call.
 func checkBatch(dst []float64, x *tempora.Tensor) error {

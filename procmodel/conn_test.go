@@ -4,11 +4,13 @@ package procmodel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -362,5 +364,17 @@ func TestConnPipelines(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestPutShared checks that the fast copy into a shared buffer writes the
+// protocol's bytes, special values included.
+func TestPutShared(t *testing.T) {
+	v := []float64{0, math.Copysign(0, -1), 1.5, -2, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64, math.MaxFloat64}
+	got, want := make([]byte, 8*len(v)+8), make([]byte, 8*len(v)+8)
+	putShared(got, v)
+	putFloats(want, v)
+	if !bytes.Equal(got, want) {
+		t.Errorf("putShared wrote % x, want % x", got, want)
 	}
 }
