@@ -85,7 +85,7 @@ func BenchmarkPythonRoundTrip(b *testing.B) {
 		name        string
 		sharedBytes int
 	}{
-		{"transport=shared", 8 * m * d * l},
+		{"transport=shared", 2 * 8 * m * d * l}, // two slots
 		{"transport=socket", 0},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
