@@ -52,7 +52,7 @@ def main():
     shared = None
     if args.buf is not None:
         shared = mmap.mmap(args.buf, os.fstat(args.buf).st_size)
-    _protocol.serve_stream(predict, conn.recv_into, conn.sendall, shared=shared)
+    _protocol.serve_socket(predict, conn, shared=shared)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,11 @@ def serve_stream(predict, readinto, sendall, shared=None):
     inline = bytearray()
     first = None
     while True:
-        if not _read_exactly(readinto, hview):
-            return first  # shutdown: tempora closed the connection
+        try:
+            if not _read_exactly(readinto, hview):
+                return first  # shutdown: tempora closed the connection
+        except ConnectionResetError:
+            return first  # tempora has gone without reading everything we sent
         magic, version, m, d, l = _REQUEST.unpack(header)
         n = m * d * l
         off = 0
@@ -141,6 +144,16 @@ def serve_stream(predict, readinto, sendall, shared=None):
             sendall(frame)
         except (BrokenPipeError, ConnectionResetError):
             return first  # tempora has gone (after an error, it stops reading)
+
+
+def serve_socket(predict, sock, shared=None):
+    """serve_stream over a connected socket (buffered, so that a header and
+    a shared request's offset take one system call)."""
+    reader = sock.makefile("rb", buffering=1 << 16)
+    try:
+        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared)
+    finally:
+        reader.close()
 
 
 def serve(predict, stdin=None, stdout=None):
