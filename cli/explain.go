@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -41,6 +42,12 @@ separate words; single and double quotes group them; a backslash escapes the
 next character) but is not run by a shell: no variables, globs, pipes or
 redirections (use "sh -c '…'" for those). The program must speak tempora's
 model protocol on its standard input and output (docs/protocol.md).
+
+-model-procs N starts N copies of the program, which answer batches in
+parallel; the results do not depend on N. -model-fd serves the model over
+socket connections inherited from the process that started tempora instead
+of starting a program (the Python package works this way; see
+docs/protocol.md).
 
 -method names a method without regard to case. A method's parameters are
 flags; a flag that does not apply to the chosen method is rejected. Model
@@ -88,12 +95,14 @@ func (f *paramFlag) Set(s string) error { f.text = s; return nil }
 func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
 
 // realDataFlags are the flags of the -data mode.
-var realDataFlags = []string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout"}
+var realDataFlags = []string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd"}
 
 type explainFlags struct {
 	problem                              string
 	data, targets, names, task, modelCmd string
 	modelTimeout                         time.Duration
+	modelProcs                           int
+	modelFD                              string
 	method                               string
 	seed                                 uint64
 	workers                              int
@@ -111,6 +120,8 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
 	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
+	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
+	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited socket `fds` (SOCK[:BUF],…; see docs/protocol.md)")
 	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: "+strings.Join(p.table.Names(), ", "))
 	fs.Uint64Var(&f.seed, "seed", 0, "run seed of every random stream")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
@@ -158,14 +169,12 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		if err != nil {
 			return err
 		}
-		argv, err := procmodel.SplitCommand(f.modelCmd)
-		if err != nil {
-			return fmt.Errorf("explain: -model-cmd: %w", err)
-		}
-		fmt.Fprintf(stderr, "tempora: starting model %q\n", argv)
-		pm, err := procmodel.Start(ctx, argv, procmodel.Options{Timeout: f.modelTimeout, Stderr: stderr})
+		pm, err := startModel(ctx, f.modelCmd, f.modelProcs, f.modelFD, procmodel.Options{Timeout: f.modelTimeout, Stderr: stderr}, stderr)
 		if err != nil {
 			return err
+		}
+		if f.workers == 0 {
+			f.workers = max(runtime.GOMAXPROCS(0), pm.Slots()) // keep every model process busy
 		}
 		defer func() {
 			if cerr := pm.Close(); cerr != nil && err == nil {
@@ -268,8 +277,11 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return usageErrorf("explain: -data needs -targets FILE")
 	case f.task == "":
 		return usageErrorf("explain: -data needs -task regression or -task classification")
-	case f.modelCmd == "":
+	case f.modelCmd == "" && f.modelFD == "":
 		return usageErrorf("explain: -data needs -model-cmd COMMAND (the model program to explain)")
+	}
+	if err := validateModelSource(f.modelCmd, f.modelFD, f.modelProcs, set); err != nil {
+		return err
 	}
 	if f.task != "" {
 		if _, err := tempora.ParseTask(f.task); err != nil {

@@ -191,7 +191,7 @@ type program struct {
 
 // reservedFlags are the flags of "tempora explain" that are not method
 // parameters; a method parameter must not take their names.
-var reservedFlags = []string{"problem", "data", "targets", "feature-names", "task", "model-cmd", "model-timeout",
+var reservedFlags = []string{"problem", "data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd",
 	"method", "seed", "workers", "json", "csv", "h", "help"}
 
 func newProgram(extra []method.Method) (*program, error) {

@@ -143,7 +143,7 @@ func FuzzReadAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, m uint16) {
 		dst := make([]float64, int(m)%1024+1)
 		var err error
-		n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, dst) })
+		n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, dst, eofText) })
 		if limit := uint64(allocSlack + 4*len(in)); n > limit {
 			t.Fatalf("readAnswer allocated %d bytes for %d bytes of input (limit %d)", n, len(in), limit)
 		}

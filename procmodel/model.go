@@ -179,7 +179,7 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 		close(m.exited)
 	}()
 
-	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() error { return readHello(m.stdout) })
+	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() error { return readHello(m.stdout, eofText) })
 	if err != nil {
 		return nil, m.fail(err)
 	}
@@ -235,7 +235,7 @@ func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x); err != nil {
 		return fmt.Errorf("%w while receiving a batch of %d instances: %v", ErrExited, x.M, err)
 	}
-	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst)
+	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
 	return err
 }
 

@@ -112,14 +112,16 @@ func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byt
 	return dst, buf, nil
 }
 
-// readHello reads and checks the hello frame.
-func readHello(r io.Reader) error {
+// readHello reads and checks the hello frame. ended describes an error that
+// ends the stream early (end of file) for the message; other errors, such as
+// a deadline, are kept as they are.
+func readHello(r io.Reader, ended func(error) error) error {
 	var h [helloSize]byte
 	if n, err := io.ReadFull(r, h[:]); err != nil {
 		if n > 0 {
-			return fmt.Errorf("%w after %d bytes of its hello frame: %v", ErrExited, n, eofText(err))
+			return fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
 		}
-		return fmt.Errorf("%w before its hello frame: %v", ErrExited, eofText(err))
+		return fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
 	}
 	if string(h[:4]) != helloMagic {
 		return fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
@@ -134,11 +136,11 @@ func readHello(r io.Reader) error {
 // dst, decoding through buf (grown as needed and returned for reuse). It
 // never allocates more than the answer holds: predictions go into dst, whose
 // length the request fixed, and an error message is read as it arrives, up
-// to maxMessage bytes.
-func readAnswer(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
+// to maxMessage bytes. ended is as for readHello.
+func readAnswer(r io.Reader, buf []byte, dst []float64, ended func(error) error) ([]byte, error) {
 	var h [responseHeaderSize]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return buf, fmt.Errorf("%w before answering a batch of %d instances: %v", ErrExited, len(dst), eofText(err))
+		return buf, fmt.Errorf("%w before answering a batch of %d instances: %w", ErrExited, len(dst), ended(err))
 	}
 	if string(h[:4]) != responseMagic {
 		return buf, fmt.Errorf("%w: expected an answer frame starting %q, got %q (does the model print to standard output?)", ErrProtocol, responseMagic, h[:])
@@ -151,7 +153,7 @@ func readAnswer(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
 		}
 		var err error
 		if buf, err = readFloats(r, buf, dst); err != nil {
-			return buf, fmt.Errorf("%w in the middle of an answer (%d predictions announced): %v", ErrExited, n, eofText(err))
+			return buf, fmt.Errorf("%w in the middle of an answer (%d predictions announced): %w", ErrExited, n, ended(err))
 		}
 		return buf, nil
 	case statusError:
@@ -160,7 +162,7 @@ func readAnswer(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
 		}
 		var msg bytes.Buffer
 		if _, err := io.CopyN(&msg, r, int64(n)); err != nil {
-			return buf, fmt.Errorf("%w in the middle of an error message (%d of %d bytes): %v", ErrExited, msg.Len(), n, eofText(err))
+			return buf, fmt.Errorf("%w in the middle of an error message (%d of %d bytes): %w", ErrExited, msg.Len(), n, ended(err))
 		}
 		return buf, fmt.Errorf("%w: %s", ErrModel, modelMessage(msg.Bytes()))
 	}

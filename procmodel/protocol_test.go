@@ -213,7 +213,7 @@ func TestReadAnswerAllocation(t *testing.T) {
 	binary.LittleEndian.PutUint32(h[8:], maxMessage)
 	in := append(h, "Traceback"...)
 	var err error
-	n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, make([]float64, 3)) })
+	n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, make([]float64, 3), eofText) })
 	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "9 of 1048576 bytes") {
 		t.Errorf("readAnswer: got %v, want ErrExited after 9 of 1048576 bytes", err)
 	}
@@ -223,7 +223,7 @@ func TestReadAnswerAllocation(t *testing.T) {
 
 	binary.LittleEndian.PutUint32(h[4:], statusOK)
 	binary.LittleEndian.PutUint32(h[8:], 1<<31)
-	n = allocated(func() { _, err = readAnswer(bytes.NewReader(h), nil, make([]float64, 3)) })
+	n = allocated(func() { _, err = readAnswer(bytes.NewReader(h), nil, make([]float64, 3), eofText) })
 	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "2147483648 predictions for a batch of 3") {
 		t.Errorf("readAnswer: got %v, want ErrProtocol about the count", err)
 	}
