@@ -34,6 +34,10 @@ func knownRecordDefect(failure, detail string) string {
 	case failure == "prefix" && strings.Contains(detail, ".json: record: "):
 		// Read wraps Validate's errors as "path: record: …".
 		return "known defect: Read puts the file name before the record: prefix of a validation error"
+	case failure == "prefix" && strings.HasPrefix(detail, "record: ") && strings.Contains(detail, ".json: tempora: "):
+		// Read wraps the decoding error of an explanation as
+		// "record: path: tempora: …".
+		return "known defect: Read keeps the root package's prefix of an explanation's decoding error"
 	case failure == "escape" && (strings.HasPrefix(detail, "../") || strings.HasPrefix(detail, "./")):
 		return "known defect: a record whose suite is \"..\" or \".\" has a Path outside (or at the top of) its records directory"
 	case failure == "line" && strings.ContainsFunc(detail, func(c rune) bool { return c < ' ' || c == 0x7f }):
