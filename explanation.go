@@ -1,6 +1,7 @@
 package tempora
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -151,7 +152,10 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("tempora: window must be [start, end]: %w", err)
 	}
 	if len(a) != 2 || a[0] < 0 || a[1] < a[0] {
-		return fmt.Errorf("tempora: window %s must be [start, end] with 0 <= start <= end", b)
+		// Compact the JSON so that the message stays on one line.
+		var c bytes.Buffer
+		json.Compact(&c, b)
+		return fmt.Errorf("tempora: window %s must be [start, end] with 0 <= start <= end", c.Bytes())
 	}
 	*w = Window{Start: a[0], End: a[1]}
 	return nil

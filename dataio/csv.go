@@ -455,9 +455,11 @@ func readFeatureNames(r io.Reader) ([]string, error) {
 
 // checkName returns an error if s cannot be a feature name: empty, with
 // surrounding white space (cells and name files are trimmed, so no cell
-// could name it), or with a control character (a line break or carriage
+// could name it), with a control character (a line break or carriage
 // return, for instance from old Mac line endings, would corrupt the files
-// and tables that show the name).
+// and tables that show the name) or with a byte-order mark (left inside a
+// name by concatenated files; it is invisible, and stripped from the start
+// of a file, so the name would not read back).
 func checkName(s string) error {
 	switch {
 	case s == "":
@@ -466,6 +468,8 @@ func checkName(s string) error {
 		return fmt.Errorf("feature name %q has surrounding white space", s)
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return fmt.Errorf("feature name %q contains a control character", s)
+	case strings.ContainsRune(s, '\ufeff'):
+		return fmt.Errorf("feature name %q contains a byte-order mark", s)
 	}
 	return nil
 }

@@ -200,6 +200,7 @@ func TestReadFeatureNames(t *testing.T) {
 		// Found by FuzzReadFeatureNames: old Mac line endings made one name.
 		{"carriage returns", "a\rb\rc\n", `line 1: feature name "a\rb\rc" contains a control character`},
 		{"tab inside", "a\tb\n", "control character"},
+		{"byte-order mark", " \ufeff\n", "byte-order mark"}, // found by FuzzReadFeatureNames
 	} {
 		_, err := ReadFeatureNames(writeTemp(t, "names.txt", []byte(tc.text)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
