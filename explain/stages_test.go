@@ -36,7 +36,7 @@ func TestTIMEReproducesTests(t *testing.T) {
 	})
 	data := regressionData(t, x, model, 0.5, 11)
 	alpha := explain.DefaultAlpha
-	for _, cfg := range []explain.TIME{{Seed: 3}, {Seed: 3, Fixed: true}, {Seed: 3, Permutations: 30}} {
+	for _, cfg := range []explain.TIME{{Seed: 3}, {Seed: 3, Fixed: true}, {Seed: 3, Permutations: 40}} {
 		t.Run(fmt.Sprintf("fixed=%v/P=%d", cfg.Fixed, cfg.Permutations), func(t *testing.T) {
 			ex, err := cfg.Explain(context.Background(), model, data)
 			if err != nil {
@@ -82,6 +82,9 @@ func TestTIMEReproducesTests(t *testing.T) {
 				if res[0].PValue != p || (!math.IsNaN(score) && res[0].Score != score) {
 					t.Errorf("feature %d %s: reported p %v score %v, the documented test gives p %v score %v", j, what, p, score, res[0].PValue, res[0].Score)
 				}
+			}
+			if !ex.Features[2].Important {
+				t.Fatalf("feature 2 is not important: %+v", ex.Features[2])
 			}
 			for j, f := range ex.Features {
 				check("overall", j, "overall", whole, explain.AcrossInstances, d, f.PValue, f.Score)
