@@ -152,16 +152,18 @@
 //
 // # Cost
 //
-// Every draw evaluates the model once on all M instances, on a per-worker
-// copy of the data in which only the permuted block is rewritten and then
+// Every draw evaluates the model on all M instances, on a per-worker copy
+// of the data in which only the permuted block is rewritten and then
 // restored (tempora.PermuteInstances, PermuteTimesteps, RestoreBlock). A
 // fixed run makes about P·(D + R·(2⌈log₂ L⌉ + 3)) model calls for R
 // important features. A sequential run makes about P_max·R + h(1 +
 // ln(P_max/h))·(D − R) for the top family (a null feature's p-value being
 // uniform), a few draws per probe and MinPermutations(2, α) per pair test;
 // on the paper's Table 1 problems that is 3.2 times fewer model calls than
-// fixed P = 50. Memory does not depend on P: one copy of the data per
-// worker and batches of at most 256 draws per test.
+// fixed P = 50. Memory does not depend on P: batches hold at most 256
+// draws per test, and each worker holds a copy of the data, or, for data
+// of more than 2²¹ values, one chunk of instances that it predicts at a
+// time (see Engine).
 //
 // # Engine
 //

@@ -163,12 +163,26 @@ const tieTol = 1e-10
 // batch. It bounds the memory of Run independently of Permutations.
 const maxBatch = 256
 
+// chunkValues bounds the values of a worker's working copy: a dataset of
+// more than chunkValues values (16 MiB of float64; 1000 × 100 × 20 still
+// fits) is predicted in chunks of whole instances, one model call per
+// chunk, so that a worker holds one chunk instead of a copy of the whole
+// data. A variable so that tests can force chunking.
+var chunkValues = 1 << 21
+
 // Engine runs permutation tests of a model on a dataset. It holds the
-// baseline predictions and losses, and one working copy of the data per
-// worker, in which each draw rewrites only the permuted block (a block is
+// baseline predictions and losses, and one working copy per worker. When
+// the data has at most 2²¹ values (16 MiB) the working copy is a copy of
+// the data, in which each draw rewrites only the permuted block (a block is
 // restored from the data before a different one is perturbed, and at the
-// end of every batch). Each draw evaluates the model once on all M
-// instances.
+// end of every batch), and each draw evaluates the model once on all M
+// instances. Larger data is evaluated in chunks of whole instances of at
+// most 2²¹ values: the working copy holds one chunk, each draw copies the
+// chunk's instances, perturbs their block and predicts them, one model call
+// per chunk. Memory is then the data plus 16 MiB per worker instead of one
+// copy of the data per worker; the predictions, and therefore the results,
+// are the same for a model that predicts each instance on its own (as
+// tempora.Model requires).
 //
 // An Engine's methods may be called from several goroutines; concurrent
 // calls of Run are serialised.
@@ -187,8 +201,8 @@ type Engine struct {
 	spaces []*workspace
 }
 
-// workspace is one worker's private state: a copy of the data and the
-// buffers of a draw.
+// workspace is one worker's private state: a copy of the data (or of one
+// chunk of instances) and the buffers of a draw.
 type workspace struct {
 	x          *tempora.Tensor
 	pred, loss []float64
@@ -261,27 +275,52 @@ func (e *Engine) Accounting() tempora.Accounting {
 	return tempora.Accounting{ModelCalls: e.calls.Load(), InstanceEvals: e.evals.Load()}
 }
 
+// chunkRows returns the number of instances per model call of a draw: M,
+// or fewer when the data has more than chunkValues values.
+func (e *Engine) chunkRows() int {
+	x := e.data.X
+	if x.M*x.D*x.L <= chunkValues {
+		return x.M
+	}
+	return max(1, chunkValues/(x.D*x.L))
+}
+
 func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
 	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
-	if withCopy {
+	switch rows := e.chunkRows(); {
+	case !withCopy:
+	case rows == x.M:
 		ws.x = x.Clone()
+	default:
+		ws.x = tempora.NewTensor(rows, x.D, x.L)
 	}
 	return ws
 }
 
-// evaluate predicts x into ws.pred, computes the losses into ws.loss and
-// returns their mean, summed in instance order.
-func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
-	nan := math.NaN()
-	for i := range ws.pred {
-		ws.pred[i] = nan
-	}
+// predict predicts x into dst, counting the call.
+func (e *Engine) predict(dst []float64, x *tempora.Tensor) error {
 	e.calls.Add(1)
 	e.evals.Add(int64(x.M))
-	if err := e.model.Predict(ws.pred, x); err != nil {
-		return 0, fmt.Errorf("explain: model: %w", err)
+	if err := e.model.Predict(dst, x); err != nil {
+		return fmt.Errorf("explain: model: %w", err)
+	}
+	return nil
+}
+
+// evaluate predicts x into ws.pred (or, with x nil, takes the predictions
+// already in ws.pred), computes the losses into ws.loss and returns their
+// mean, summed in instance order.
+func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
+	if x != nil {
+		nan := math.NaN()
+		for i := range ws.pred {
+			ws.pred[i] = nan
+		}
+		if err := e.predict(ws.pred, x); err != nil {
+			return 0, err
+		}
 	}
 	for i, p := range ws.pred {
 		if math.IsNaN(p) || math.IsInf(p, 0) {
@@ -634,6 +673,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
 	src := e.data.X
+	if ws.x.M < src.M {
+		return e.drawChunked(ws, p, perm)
+	}
 	if ws.dirty != p {
 		ws.clean(src)
 	}
@@ -646,6 +688,44 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	}
 	ws.dirty = p
 	return e.evaluate(ws, ws.x)
+}
+
+// drawChunked evaluates a draw of test p with permutation perm chunk by
+// chunk: each chunk of instances is copied from the data into the working
+// copy, its block is perturbed as PermuteInstances or PermuteTimesteps
+// would perturb it in a full copy, and it is predicted.
+func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error) {
+	src := e.data.X
+	d, l := src.D, src.L
+	start, end := p.Window.Start, p.Window.End
+	nan := math.NaN()
+	for i := range ws.pred {
+		ws.pred[i] = nan
+	}
+	for i0 := 0; i0 < src.M; i0 += ws.x.M {
+		i1 := min(i0+ws.x.M, src.M)
+		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
+		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
+		for r := range chunk.M {
+			i := i0 + r
+			for _, j := range p.Features {
+				dst := chunk.Data[(r*d+j)*l+start : (r*d+j)*l+end+1]
+				switch p.Kind {
+				case AcrossInstances:
+					copy(dst, src.Data[(perm[i]*d+j)*l+start:])
+				case WithinWindow:
+					s := src.Data[(i*d+j)*l+start:]
+					for k, o := range perm {
+						dst[k] = s[o]
+					}
+				}
+			}
+		}
+		if err := e.predict(ws.pred[i0:i1], chunk); err != nil {
+			return 0, err
+		}
+	}
+	return e.evaluate(ws, nil)
 }
 
 // exactDraws returns n! − 1 and true if n! − 1 ≤ limit, or 0 and false
