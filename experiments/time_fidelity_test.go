@@ -10,6 +10,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/internal/fdr"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -330,40 +331,122 @@ func checkProbeCut(t *testing.T, cut, full *mode) {
 	t.Logf("probe stopping: %d/%d windows unchanged; window-search draws %d instead of %d (%.1f%%)", same, total, draws, fullDraws, 100*float64(draws)/float64(fullDraws))
 }
 
+// fixedStageA returns the feature decisions of TIME in fixed mode with p
+// permutations per test on a flat hierarchy: the overall test of every
+// feature (the stream keys TIME uses, docs/decisions.md) and BH at alpha.
+// It costs p·D draws instead of a whole fixed run.
+func fixedStageA(t *testing.T, prob *synth.Problem, seed uint64, p int, alpha float64) []bool {
+	t.Helper()
+	eng, err := explain.NewEngine(prob.Model, prob.Data, nil, seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := prob.Data.X
+	tests := make([]explain.Test, x.D)
+	for j := range tests {
+		tests[j] = explain.Test{Features: []int{j}, Window: tempora.Window{Start: 0, End: x.L - 1}, Permutations: p, Key: fmt.Sprintf("time/feature/%d/overall", j)}
+	}
+	res, err := eng.Run(context.Background(), tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := make([]float64, x.D)
+	for j, r := range res {
+		ps[j] = r.PValue
+	}
+	rej, adj := make([]bool, x.D), make([]float64, x.D)
+	fdr.BH(rej, adj, ps, alpha)
+	return rej
+}
+
 // TestTIMESequentialPaperScale is the paper-scale comparison of the modes
-// (set TEMPORA_PAPER_SCALE=1; it takes about an hour on 2 cores):
+// (set TEMPORA_PAPER_SCALE=1; about 25 minutes of CPU time):
 //
-//   - Table 1, 100 models: sequential, fixed P = 50, fixed P = P_max = 99,
-//     and sequential with full probes, side by side (model calls, instance
-//     evaluations, power, FDR); sequential feature decisions identical to
-//     fixed P = P_max on at least 98% of features; windows unchanged by the
-//     probe cut; FDR within α + 3 SE.
+//   - Table 1, 100 models: sequential and fixed P = 50 side by side (model
+//     calls, instance evaluations, power, FDR), the fixed P = 50 /
+//     sequential ratio of instance evaluations (target ≥ 3), sequential
+//     power at least fixed P = 50's, FDR within α + 3 SE (and logged
+//     against π₀α, BH's bound); sequential feature decisions identical to
+//     fixed P = P_max = 99 on at least 98% of features (the fixed decisions
+//     come from its overall tests and BH, fixedStageA, checked against a
+//     whole fixed run on the first problem); windows unchanged by the probe
+//     cut on the first 20 problems.
 //   - one relevant feature among 10, 100 problems: found in at least 90%.
 //   - wide data, 1000 × 100 × 20 with 10 relevant, TEMPORA_WIDE_MODELS
-//     problems (default 5): power at least 0.9, FDR at most 0.1, and
-//     instance evaluations at most 1/5 of fixed P = P_max = 999 (on the
-//     first problem, which is also explained in that fixed mode).
+//     problems (default 5): sequential power at least 0.9 and FDR at most
+//     0.1, fixed P = 50 alongside, and sequential instance evaluations at
+//     most 1/5 of fixed P = P_max = 999's. A fixed run at 999 makes at least
+//     1 + 999·D model calls (its overall tests alone), so the ratio is
+//     checked against that lower bound of its cost, which makes the check
+//     conservative.
 func TestTIMESequentialPaperScale(t *testing.T) {
 	if os.Getenv("TEMPORA_PAPER_SCALE") == "" {
 		t.Skip("set TEMPORA_PAPER_SCALE=1 to run the paper-scale comparison")
 	}
+	const alpha = explain.DefaultAlpha
 	t.Run("table1", func(t *testing.T) {
-		const models = 100
+		const models, probeModels, pmax = 100, 20, 99
 		seq := &mode{name: "sequential (default)"}
 		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
-		fixedMax := &mode{name: "fixed P = P_max = 99", cfg: explain.TIME{Fixed: true, Permutations: 99}}
 		full := &mode{name: "sequential, full probes", cfg: explain.TIME{FullProbes: true}}
-		modes := []*mode{seq, fixed50, fixedMax, full}
-		runModes(t, table1, models, modes)
-		logModes(t, modes)
+		same, total := 0, 0
+		for k := range models {
+			ms := []*mode{seq, fixed50}
+			if k < probeModels {
+				ms = append(ms, full)
+			}
+			seed := uint64(k + 1)
+			prob, err := synth.Generate(table1, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			truth := make([]bool, table1.Features)
+			for j := range truth {
+				truth[j] = prob.Truth[j].Relevant
+			}
+			for _, m := range ms {
+				c := m.cfg
+				c.Seed = seed
+				ex, err := c.Explain(context.Background(), prob.Model, prob.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := make([]bool, len(ex.Features))
+				for j, f := range ex.Features {
+					found[j] = f.Important
+				}
+				power, fdr := PowerFDR(truth, found)
+				m.runs = append(m.runs, modeRun{ex: ex, power: power, fdr: fdr})
+			}
+			dec := fixedStageA(t, prob, seed, pmax, alpha)
+			if k == 0 {
+				ex, err := explain.TIME{Fixed: true, Permutations: pmax, Seed: seed}.Explain(context.Background(), prob.Model, prob.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, f := range ex.Features {
+					if f.Important != dec[j] {
+						t.Fatalf("fixedStageA differs from a fixed run at feature %d", j)
+					}
+				}
+			}
+			for j, f := range seq.runs[k].ex.Features {
+				total++
+				if f.Important == dec[j] {
+					same++
+				}
+			}
+			r := seq.runs[k]
+			t.Logf("problem %d: sequential %d calls power %.2f FDR %.2f; fixed P = 50 %d calls power %.2f FDR %.2f", seed,
+				r.ex.Accounting.ModelCalls, r.power, r.fdr, fixed50.runs[k].ex.Accounting.ModelCalls, fixed50.runs[k].power, fixed50.runs[k].fdr)
+		}
+		logModes(t, []*mode{seq, fixed50})
 		t.Logf("sequential vs fixed P = 50: %v", compare(seq, fixed50))
-		g := compare(seq, fixedMax)
-		t.Logf("sequential vs fixed P = P_max: %v", g)
-		t.Logf("instance evaluations: fixed P = 50 / sequential = %.2f; fixed P = P_max / sequential = %.2f",
-			float64(fixed50.evals())/float64(seq.evals()), float64(fixedMax.evals())/float64(seq.evals()))
+		t.Logf("feature decisions identical to fixed P = P_max = %d: %d of %d", pmax, same, total)
+		t.Logf("instance evaluations: fixed P = 50 / sequential = %.3f", float64(fixed50.evals())/float64(seq.evals()))
 		t.Logf("sequential draws:\n%s", drawTable(seq))
-		checkProbeCut(t, seq, full)
-		if frac := float64(g.features) / float64(g.total); frac < 0.98 {
+		checkProbeCut(t, &mode{runs: seq.runs[:probeModels]}, full)
+		if frac := float64(same) / float64(total); frac < 0.98 {
 			t.Errorf("sequential and fixed P = P_max agree on %.3f of the features, want 0.98", frac)
 		}
 		if r := float64(fixed50.evals()) / float64(seq.evals()); r < 3 {
@@ -374,10 +457,11 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 		if ps < pf {
 			t.Errorf("sequential power %.3f < fixed P = 50's %.3f", ps, pf)
 		}
-		for _, m := range modes {
+		for _, m := range []*mode{seq, fixed50} {
 			fdr, se := m.meanSE(func(r modeRun) float64 { return r.fdr })
-			if fdr > 0.1+3*se {
-				t.Errorf("%s: FDR %.3f > α + 3 SE = %.3f", m.name, fdr, 0.1+3*se)
+			t.Logf("%s: FDR %.3f, SE %.3f; BH bound π₀α = 0.05, α = 0.1", m.name, fdr, se)
+			if fdr > alpha+3*se {
+				t.Errorf("%s: FDR %.3f > α + 3 SE = %.3f", m.name, fdr, alpha+3*se)
 			}
 		}
 	})
@@ -409,20 +493,24 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 		if v := os.Getenv("TEMPORA_WIDE_MODELS"); v != "" {
 			fmt.Sscan(v, &models)
 		}
+		const pmax = 999
 		cfg := synth.Config{Instances: 1000, Features: 100, Timesteps: 20, FractionRelevant: 0.1, Task: tempora.Classification, Noise: synth.AutoNoise}
 		seq := &mode{name: "sequential (default)"}
-		runModes(t, cfg, models, []*mode{seq})
-		fixedMax := &mode{name: "fixed P = P_max = 999", cfg: explain.TIME{Fixed: true, Permutations: 999}}
-		runModes(t, cfg, 1, []*mode{fixedMax})
-		logModes(t, []*mode{seq, fixedMax})
+		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
+		runModes(t, cfg, models, []*mode{seq, fixed50})
+		logModes(t, []*mode{seq, fixed50})
 		t.Logf("sequential draws:\n%s", drawTable(seq))
+		for k, r := range seq.runs {
+			t.Logf("problem %d: sequential power %.2f FDR %.2f, %d calls; fixed P = 50 power %.2f FDR %.2f", k+1, r.power, r.fdr, r.ex.Accounting.ModelCalls, fixed50.runs[k].power, fixed50.runs[k].fdr)
+		}
 		power, _ := seq.meanSE(func(r modeRun) float64 { return r.power })
 		fdr, _ := seq.meanSE(func(r modeRun) float64 { return r.fdr })
 		if power < 0.9 || fdr > 0.1 {
 			t.Errorf("wide: sequential power %.3f, FDR %.3f; want ≥ 0.9 and ≤ 0.1", power, fdr)
 		}
-		ratio := float64(seq.runs[0].ex.Accounting.InstanceEvals) / float64(fixedMax.runs[0].ex.Accounting.InstanceEvals)
-		t.Logf("wide, problem 1: sequential / fixed P = P_max instance evaluations = %.4f; %v", ratio, compare(&mode{runs: seq.runs[:1]}, fixedMax))
+		bound := int64(models) * int64(cfg.Instances) * (1 + pmax*int64(cfg.Features))
+		ratio := float64(seq.evals()) / float64(bound)
+		t.Logf("wide: sequential instance evaluations %d; fixed P = P_max = %d makes at least %d; ratio at most %.4f", seq.evals(), pmax, bound, ratio)
 		if ratio > 0.2 {
 			t.Errorf("wide: sequential makes %.3f of fixed P = P_max's instance evaluations, want at most 1/5", ratio)
 		}
