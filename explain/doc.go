@@ -159,8 +159,8 @@
 // important features. A sequential run makes about P_max·R + h(1 +
 // ln(P_max/h))·(D − R) for the top family (a null feature's p-value being
 // uniform), a few draws per probe and MinPermutations(2, α) per pair test;
-// on the paper's Table 1 problems that is 3.2 times fewer model calls than
-// fixed P = 50. Memory does not depend on P: batches hold at most 256
+// on 100 problems of the paper's Table 1 that is 3.2 times fewer model
+// calls than fixed P = 50, with the same power. Memory does not depend on P: batches hold at most 256
 // draws per test, and each worker holds a copy of the data, or, for data
 // of more than 2²¹ values, one chunk of instances that it predicts at a
 // time (see Engine).
