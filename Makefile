@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
+.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -120,6 +120,15 @@ paper: build
 paper-table1: build
 	./$(BIN) run -suite table1 -out $(OUT)/paper/table1
 	./$(BIN) report -in $(OUT)/paper/table1 -out $(OUT)/paper/table1/report
+
+# paper-sequential compares sequential and fixed-P tests at paper scale
+# (docs/decisions.md, section TIME, "Cost and fidelity"): 100 Table-1
+# problems in both modes, 100 problems with one relevant feature, and
+# WIDE_MODELS problems of 1000 × 100 × 20 (about a minute each). About
+# 15 minutes on 2 cores with the defaults.
+WIDE_MODELS ?= 5
+paper-sequential:
+	TEMPORA_PAPER_SCALE=1 TEMPORA_WIDE_MODELS=$(WIDE_MODELS) $(GO) test ./experiments -run '^TestTIMESequentialPaperScale$$' -v -timeout 0
 
 # reference refreshes the committed snapshot results/reference/quick from
 # out/quick/report (run make paper-quick first).

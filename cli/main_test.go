@@ -346,7 +346,7 @@ func TestBadUsage(t *testing.T) {
 		{explain("-alpha", "1"), "-alpha 1", true},
 		{explain("-gamma", "1.5"), "-gamma 1.5: want a float in (0, 1)", true},
 		{explain("-gamma", "0"), "-gamma 0", true},
-		{explain("-permutations", "0"), "-permutations 0: want an int in [1, inf)", true},
+		{explain("-permutations", "-1"), "-permutations -1: want an int in [0, inf)", true},
 		{explain("-permutations", "2.5"), "-permutations 2.5: want an int", true},
 		{explain("-workers", "-2"), "-workers -2", true},
 		{explain("-method", "lime", "-samples", "1"), "-samples 1: want an int in [2, inf)", true},

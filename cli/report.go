@@ -132,6 +132,10 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		}
 		tw.Flush()
 	}
+	if len(e.Accounting.Draws) > 0 {
+		fmt.Fprintln(w, "\npermutation draws per test family (saved: against every test running to its cap)")
+		e.Accounting.WriteDraws(w)
+	}
 	for _, msg := range e.Warnings {
 		fmt.Fprintln(w, "warning:", msg)
 	}

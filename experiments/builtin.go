@@ -47,19 +47,26 @@ const (
 // (SAGEMaxPermutations); at quick scale LIME and SAGE have smaller budgets.
 // Each call returns fresh values.
 func Builtins() []method.Method {
-	perms := method.Param{Name: "permutations", Doc: "permutations per test P", Default: explain.DefaultPermutations, Range: "[1, inf)"}
+	perms := method.Param{Name: "permutations",
+		Doc:     "permutations per test: the cap P_max of a sequential test, P of a fixed one (0: automatic, P_max = ⌈m/α⌉ − 1 for a family of m tests, P = 50 fixed)",
+		Default: 0, Range: "[0, inf)"}
+	sequential := method.Param{Name: "sequential",
+		Doc:     "sequential Monte Carlo tests that stop once a test's outcome is clear (false: the paper's fixed-P tests)",
+		Default: true}
 	timeM := method.Method{
 		Name: "TIME",
 		Doc:  "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
 		Params: []method.Param{
 			perms,
+			sequential,
 			{Name: "alpha", Doc: "FDR level α of every Benjamini–Hochberg family", Default: explain.DefaultAlpha, Range: "(0, 1)"},
 			{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end", Default: explain.DefaultGamma, Range: "(0, 1)"},
 			{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)", Default: ""},
 		},
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
-				Permutations: c.Values.Int("permutations"), Alpha: c.Values.Float("alpha"), Gamma: c.Values.Float("gamma"),
+				Permutations: c.Values.Int("permutations"), Fixed: !c.Values.Bool("sequential"),
+				Alpha: c.Values.Float("alpha"), Gamma: c.Values.Float("gamma"),
 				Seed: c.Seed, Workers: c.Workers,
 			}
 			if path := c.Values.String("hierarchy"); path != "" {
@@ -106,10 +113,11 @@ func Builtins() []method.Method {
 		Doc:  "permutation importance of every feature-timestep cell (effect size of a permutation test per cell)",
 		Params: []method.Param{
 			perms,
+			sequential,
 			{Name: "alpha", Doc: "Benjamini–Hochberg level of PERM-f's filter", Default: baselines.DefaultPERMAlpha, Range: "(0, 1)"},
 		},
 		New: func(c method.Config) (tempora.Explainer, error) {
-			return &permRun{cfg: baselines.PERM{Permutations: c.Values.Int("permutations"), Alpha: c.Values.Float("alpha"),
+			return &permRun{cfg: baselines.PERM{Permutations: c.Values.Int("permutations"), Fixed: !c.Values.Bool("sequential"), Alpha: c.Values.Float("alpha"),
 				Seed: c.Seed, Workers: c.Workers}}, nil
 		},
 	}

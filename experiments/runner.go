@@ -275,7 +275,7 @@ func checkMethodParams(settings []Setting, runs []run) error {
 // values returns the parameter values of source in setting s.
 func (s *Setting) values(source *method.Method) (method.Values, error) {
 	given := map[string]string{}
-	for _, p := range s.Method {
+	for _, p := range slices.Concat(s.MethodDefaults, s.Method) {
 		if source.Param(p.Key) != nil {
 			given[p.Key] = p.Value
 		}

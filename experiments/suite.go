@@ -37,6 +37,11 @@ type Setting struct {
 	// (grid axes such as gamma=0.95): every method of the run with a
 	// parameter of that name gets the value; the others ignore it.
 	Method []record.Param
+	// MethodDefaults holds method parameter values that the suite sets
+	// in place of the parameters' own defaults (the paper suites' fixed-P
+	// tests: sequential=false). Methods without such a parameter ignore
+	// it, and Method overrides it.
+	MethodDefaults []record.Param
 	// Quick is set at the quick scale, where methods use their parameters'
 	// quick-scale defaults (method.Param.Quick).
 	Quick bool
@@ -165,8 +170,14 @@ func LookupSuite(name string) (*Suite, error) {
 	return nil, fmt.Errorf("experiments: unknown suite %q (have %s)", name, strings.Join(names, ", "))
 }
 
+// paperTests fixes the paper's fixed-P permutation tests (P = 50) for
+// TIME and PERM in the suites that reproduce the paper's tables and
+// figures; the grid suite and "tempora explain" use sequential tests
+// (docs/decisions.md, section TIME).
+func paperTests() []record.Param { return []record.Param{{Key: "sequential", Value: "false"}} }
+
 func tableSettings(p ProblemSpec, quick bool) []Setting {
-	s := Setting{Params: []record.Param{}, Problem: p, Quick: quick}
+	s := Setting{Params: []record.Param{}, Problem: p, Quick: quick, MethodDefaults: paperTests()}
 	if quick {
 		s.Problem.Instances = quickTableInstances
 		s.Params = []record.Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
@@ -187,7 +198,7 @@ func testsizeSettings(task tempora.Task, quick bool) []Setting {
 		}
 		ss = append(ss, Setting{
 			Params:  []record.Param{{Key: "instances", Value: strconv.Itoa(n)}},
-			Problem: p, Head: n, Quick: quick,
+			Problem: p, Head: n, Quick: quick, MethodDefaults: paperTests(),
 			// Synthesise and calibrate once per model on the largest
 			// count, then analyse prefixes (docs/decisions.md,
 			// decision 10).

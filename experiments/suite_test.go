@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -266,5 +267,54 @@ func TestShardsPartition(t *testing.T) {
 	}
 	if sh, err := ParseShard("3/4"); err != nil || sh != (Shard{I: 3, N: 4}) || sh.String() != "3/4" {
 		t.Errorf("ParseShard(3/4) = %v, %v", sh, err)
+	}
+}
+
+// TestSuiteTestMode checks which permutation tests each suite's TIME and
+// PERM run: the paper's fixed-P tests in the suites that reproduce the
+// paper, sequential tests in the grid suite unless an axis says otherwise.
+func TestSuiteTestMode(t *testing.T) {
+	var timeM, perm *method.Method
+	for _, m := range Builtins() {
+		switch m.Name {
+		case "TIME":
+			timeM = &m
+		case "PERM":
+			perm = &m
+		}
+	}
+	for _, tc := range []struct {
+		suite, grid string
+		sequential  bool
+	}{
+		{"table1", "", false},
+		{"table-s2", "", false},
+		{"testsize-regression", "", false},
+		{"testsize-classification", "", false},
+		{"grid", "noise=0.5", true},
+		{"grid", "sequential=false", false},
+	} {
+		s, err := LookupSuite(tc.suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings, err := s.Settings(true, tc.grid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range settings {
+			for _, m := range []*method.Method{timeM, perm} {
+				v, err := st.values(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := v.Bool("sequential"); got != tc.sequential {
+					t.Errorf("suite %s, grid %q, setting %q: %s sequential=%v, want %v", tc.suite, tc.grid, st.Key(), m.Name, got, tc.sequential)
+				}
+				if got := v.Int("permutations"); got != 0 {
+					t.Errorf("suite %s: %s permutations=%d, want 0 (automatic: 50 when fixed)", tc.suite, m.Name, got)
+				}
+			}
+		}
 	}
 }

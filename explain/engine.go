@@ -323,8 +323,11 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 		}
 	}
 	for i, p := range ws.pred {
-		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return 0, fmt.Errorf("explain: model predicted %v for instance %d (a NaN may mean the prediction was not written)", p, i)
+		switch {
+		case math.IsNaN(p):
+			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written)", i)
+		case math.IsInf(p, 0):
+			return 0, fmt.Errorf("explain: model predicted %v for instance %d", p, i)
 		}
 	}
 	e.loss(ws.loss, e.data.Y, ws.pred)

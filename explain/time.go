@@ -108,7 +108,7 @@ var _ tempora.Explainer = TIME{}
 // offending field.
 func (c TIME) config() (TIME, error) {
 	if c.Permutations < 0 {
-		return c, fmt.Errorf("explain: TIME permutations %d, need at least 1", c.Permutations)
+		return c, fmt.Errorf("explain: TIME permutations %d is negative (0 chooses the caps per family of tests)", c.Permutations)
 	}
 	if c.Permutations == 0 && c.Fixed {
 		c.Permutations = DefaultPermutations

@@ -545,6 +545,7 @@ func TestTIMEBadInput(t *testing.T) {
 		model  tempora.Model
 		modify func(*tempora.Dataset) *tempora.Dataset
 		want   string
+		absent string // a text the message must not contain
 	}{
 		{name: "nil model", want: "nil model"},
 		{name: "nil data", model: half, modify: func(*tempora.Dataset) *tempora.Dataset { return nil }, want: "nil dataset"},
@@ -575,6 +576,14 @@ func TestTIMEBadInput(t *testing.T) {
 		{name: "model error", model: tempora.ModelFunc(func([]float64, *tempora.Tensor) error { return errStub }), want: "model: stub failure"},
 		{name: "model NaN", model: tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error { dst[0] = math.NaN(); return nil }), want: "predicted NaN for instance 0"},
 		{name: "model NaN when perturbed", model: perturbedNaN, want: "predicted NaN for instance 3"},
+		// An infinite prediction is not a missing one: no hint about NaN
+		// (issue 12, defect 10).
+		{name: "model +Inf", model: tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+			for i := range dst {
+				dst[i] = math.Inf(1)
+			}
+			return nil
+		}), want: "predicted +Inf for instance 0", absent: "NaN"},
 		{name: "model short output", model: tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 			for i := range dst[:len(dst)-1] {
 				dst[i] = 0.5
@@ -596,6 +605,9 @@ func TestTIMEBadInput(t *testing.T) {
 			ex, err := tc.cfg.Explain(context.Background(), tc.model, data)
 			if err == nil || !strings.HasPrefix(err.Error(), "explain: ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one starting %q and containing %q", err, "explain: ", tc.want)
+			}
+			if tc.absent != "" && err != nil && strings.Contains(err.Error(), tc.absent) {
+				t.Errorf("error %v contains %q", err, tc.absent)
 			}
 			if ex != nil {
 				t.Errorf("explanation returned with an error")

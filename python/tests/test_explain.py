@@ -117,6 +117,13 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(acc.instance_evaluations, 400 * acc.model_calls)
         self.assertGreater(acc.runtime_seconds, 0)
         self.assertFalse(acc.incomplete)
+        # Sequential tests (the default): the overall tests stop early on
+        # the unused features, so they draw less than their caps.
+        self.assertEqual([c.test for c in acc.draws][:2], ["overall", "window search"])
+        overall = acc.draws[0]
+        self.assertEqual(overall.tests, 6)
+        self.assertLess(overall.draws, overall.max_draws)
+        self.assertGreater(overall.saved, 0)
         self.assertIsInstance(e.warnings, list)
         self.assertIn("important features: 2 of 6", str(e))
         # to_json is the program's JSON format and round-trips.
@@ -134,6 +141,11 @@ class ExplainTest(unittest.TestCase):
         # With P = 9, the smallest p-value is 1/10.
         self.assertAlmostEqual(min(f.p_value for f in e.features), 0.1)
         self.assertIn("alpha=0.2", e.report)
+        # The paper's fixed tests: every test makes exactly P draws.
+        e = self.explain(permutations=9, sequential=False, workers=1)
+        self.assertIn("sequential=false", e.report)
+        self.assertTrue(all(c.draws == c.max_draws for c in e.accounting.draws))
+        self.assertEqual(e.accounting.draws[0].draws, 6 * 9)
 
     def test_hierarchy(self):
         h = [{"name": "first", "features": [0, 1, 2]}, {"name": "second", "features": [3, 4, 5]}]
