@@ -143,15 +143,17 @@ func (d *Dataset) Validate(minInstances int) error {
 }
 
 // CheckPredictions returns an error if a prediction is not finite, or, for
-// classification, not a probability in [0, 1]. Explainers call it on the
+// classification, not a probability in [0, 1]. The message ("tempora:
+// predicted +Inf for instance 0") reads as a model error once a caller
+// wraps it as one ("explain: model: predicted +Inf for instance 0"). Explainers call it on the
 // baseline predictions so that a broken model is reported, not explained.
 func CheckPredictions(task Task, pred []float64) error {
 	for i, p := range pred {
 		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return fmt.Errorf("tempora: model predicted %v for instance %d", p, i)
+			return fmt.Errorf("tempora: predicted %v for instance %d", p, i)
 		}
 		if task == Classification && (p < 0 || p > 1) {
-			return fmt.Errorf("tempora: classification model predicted %v for instance %d, want a probability in [0, 1]", p, i)
+			return fmt.Errorf("tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i)
 		}
 	}
 	return nil

@@ -105,7 +105,7 @@ func TestCheckPredictions(t *testing.T) {
 		{Classification, []float64{0, 0.5, 1}, ""},
 		{Regression, []float64{0, math.NaN()}, "predicted NaN for instance 1"},
 		{Classification, []float64{math.Inf(-1)}, "predicted -Inf for instance 0"},
-		{Classification, []float64{0.2, 1.5}, "predicted 1.5 for instance 1, want a probability in [0, 1]"},
+		{Classification, []float64{0.2, 1.5}, "predicted 1.5 for instance 1, want a probability in [0, 1] for classification"},
 		{Classification, []float64{-0.1}, "predicted -0.1 for instance 0"},
 	} {
 		err := CheckPredictions(tc.task, tc.pred)

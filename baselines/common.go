@@ -34,7 +34,7 @@ func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
 		return fmt.Errorf("baselines: model: %w", err)
 	}
 	if err := tempora.CheckPredictions(c.task, dst); err != nil {
-		return fmt.Errorf("baselines: %w", err)
+		return fmt.Errorf("baselines: model: %w", err)
 	}
 	return nil
 }

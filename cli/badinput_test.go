@@ -211,10 +211,10 @@ func TestBadPredictions(t *testing.T) {
 	for _, tc := range []struct {
 		pred, task, want string
 	}{
-		{"+Inf", "regression", "model predicted +Inf for instance 0"},
-		{"-Inf", "regression", "model predicted -Inf for instance 0"},
-		{"NaN", "regression", "model predicted NaN for instance 0"},
-		{"1.5", "classification", "model predicted 1.5 for instance 0, want a probability in [0, 1]"},
+		{"+Inf", "regression", "model: predicted +Inf for instance 0"},
+		{"-Inf", "regression", "model: predicted -Inf for instance 0"},
+		{"NaN", "regression", "model: predicted NaN for instance 0"},
+		{"1.5", "classification", "model: predicted 1.5 for instance 0, want a probability in [0, 1] for classification"},
 	} {
 		t.Setenv(badModelEnv, tc.pred)
 		targets := "y.npy"
@@ -234,6 +234,9 @@ func TestBadPredictions(t *testing.T) {
 			t.Logf("%s, model predicting %s: %s", m, tc.pred, got)
 			if !strings.HasPrefix(got, "tempora: explain: ") || !strings.Contains(got, tc.want) || strings.Contains(got, "\n") || code != 1 {
 				t.Errorf("%s with a model predicting %s: %q (exit status %d), want one line containing %q, status 1", m, tc.pred, got, code, tc.want)
+			}
+			if strings.Contains(got, "model: model") {
+				t.Errorf("%s with a model predicting %s: %q says model twice", m, tc.pred, got)
 			}
 			if !math.IsNaN(mustFloat(tc.pred)) && strings.Contains(got, "NaN") {
 				t.Errorf("%s with a model predicting %s: the message speaks of NaN: %q", m, tc.pred, got)

@@ -260,7 +260,7 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 		return nil, fmt.Errorf("%w (baseline)", err)
 	}
 	if err := tempora.CheckPredictions(data.Task, ws.pred); err != nil {
-		return nil, fmt.Errorf("explain: %w", err)
+		return nil, fmt.Errorf("explain: model: %w (baseline)", err)
 	}
 	e.baseMean = mean
 	return e, nil
