@@ -133,7 +133,7 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		tw.Flush()
 	}
 	if len(e.Accounting.Draws) > 0 {
-		fmt.Fprintln(w, "\npermutation draws per test family (saved: against every test running to its cap)")
+		fmt.Fprintln(w, "\npermutation draws per test family (saved: against fixed tests with the same caps)")
 		e.Accounting.WriteDraws(w)
 	}
 	for _, msg := range e.Warnings {
