@@ -12,7 +12,9 @@ classification, seed 1.
     TEMPORA=bin/tempora python3 python/bench/model_procs.py [--procs 1,2]
 
 It prints one line per process count (wall time, model calls, speed-up over
-the first count) and checks that the explanations are identical.
+the first count) and checks that the explanations are identical. --fixed
+runs the paper's fixed tests (sequential=False, permutations=50) instead of
+the default sequential ones; --modes sequential,fixed runs both.
 """
 
 import argparse
@@ -55,6 +57,8 @@ def main():
     ap.add_argument("--per-1000", type=float, default=25.0, help="model cost in ms per 1000 instances")
     ap.add_argument("--procs", default="1,2", help="comma-separated model process counts")
     ap.add_argument("--seed", type=int, default=1, help="TIME's seed")
+    ap.add_argument("--modes", default="sequential",
+                    help="comma-separated test modes: sequential (the default tests), fixed (the paper's P = 50)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.problem
@@ -67,21 +71,31 @@ def main():
         model = PaddedProblemModel(path, args.per_1000)
         print("problem %s (%d x %d x %d, %s), model %.3g ms per 1000 instances"
               % (path, p.X.shape[0], p.X.shape[1], p.X.shape[2], p.task, args.per_1000))
-        first, base = None, None
-        for n in [int(k) for k in args.procs.split(",")]:
-            start = time.perf_counter()
-            e = tempora.explain(model, p.X, p.y, task=p.task, seed=args.seed, model_procs=n)
-            wall = time.perf_counter() - start
-            doc = e.to_dict()
-            doc["accounting"]["runtime_seconds"] = 0
-            doc = json.dumps(doc, sort_keys=True)
-            if first is None:
-                first, base = doc, wall
-            same = "identical" if doc == first else "DIFFERENT"
-            print("model_procs=%d: %.1f s wall, %d model calls, speed-up %.2fx over model_procs=%s, explanation %s"
-                  % (n, wall, e.accounting.model_calls, base / wall, args.procs.split(",")[0], same))
-            if doc != first:
-                sys.exit(1)
+        for mode in args.modes.split(","):
+            if mode not in ("sequential", "fixed"):
+                sys.exit("unknown mode %r (want sequential or fixed)" % mode)
+            opts = {} if mode == "sequential" else {"sequential": False, "permutations": 50}
+            run(model, p, args, mode, opts)
+
+
+def run(model, p, args, mode, opts):
+    """Explains p with model once per process count of args.procs; exits if the
+    explanations differ."""
+    first, base = None, None
+    for n in [int(k) for k in args.procs.split(",")]:
+        start = time.perf_counter()
+        e = tempora.explain(model, p.X, p.y, task=p.task, seed=args.seed, model_procs=n, **opts)
+        wall = time.perf_counter() - start
+        doc = e.to_dict()
+        doc["accounting"]["runtime_seconds"] = 0
+        doc = json.dumps(doc, sort_keys=True)
+        if first is None:
+            first, base = doc, wall
+        same = "identical" if doc == first else "DIFFERENT"
+        print("%s tests, model_procs=%d: %.1f s wall, %d model calls, speed-up %.2fx over model_procs=%s, explanation %s"
+              % (mode, n, wall, e.accounting.model_calls, base / wall, args.procs.split(",")[0], same))
+        if doc != first:
+            sys.exit(1)
 
 
 if __name__ == "__main__":
