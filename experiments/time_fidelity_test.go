@@ -72,6 +72,24 @@ func (m *mode) calls() int64 {
 	return s
 }
 
+// explain explains problem p in mode m with the given seed and appends the
+// run, scored against truth (feature relevance).
+func (m *mode) explain(t *testing.T, p *synth.Problem, truth []bool, seed uint64) {
+	t.Helper()
+	c := m.cfg
+	c.Seed = seed
+	ex, err := c.Explain(context.Background(), p.Model, p.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := make([]bool, len(ex.Features))
+	for j, f := range ex.Features {
+		found[j] = f.Important
+	}
+	power, fdr := PowerFDR(truth, found)
+	m.runs = append(m.runs, modeRun{ex: ex, power: power, fdr: fdr})
+}
+
 // runModes explains the problems of cfg with seeds 1..n in every mode (the
 // explainer seeded with the problem's seed) and returns the problems'
 // truths, truth[k][j] being feature j's relevance in problem k.
@@ -90,18 +108,7 @@ func runModes(t *testing.T, cfg synth.Config, n int, modes []*mode) [][]bool {
 		}
 		truths = append(truths, truth)
 		for _, m := range modes {
-			c := m.cfg
-			c.Seed = seed
-			ex, err := c.Explain(context.Background(), p.Model, p.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := make([]bool, len(ex.Features))
-			for j, f := range ex.Features {
-				found[j] = f.Important
-			}
-			power, fdr := PowerFDR(truth, found)
-			m.runs = append(m.runs, modeRun{ex: ex, power: power, fdr: fdr})
+			m.explain(t, p, truth, seed)
 		}
 	}
 	return truths
@@ -406,18 +413,7 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 				truth[j] = prob.Truth[j].Relevant
 			}
 			for _, m := range ms {
-				c := m.cfg
-				c.Seed = seed
-				ex, err := c.Explain(context.Background(), prob.Model, prob.Data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				found := make([]bool, len(ex.Features))
-				for j, f := range ex.Features {
-					found[j] = f.Important
-				}
-				power, fdr := PowerFDR(truth, found)
-				m.runs = append(m.runs, modeRun{ex: ex, power: power, fdr: fdr})
+				m.explain(t, prob, truth, seed)
 			}
 			dec := fixedStageA(t, prob, seed, pmax, alpha)
 			if k == 0 {
