@@ -60,7 +60,9 @@ func FuzzRead(f *testing.F) {
 		}
 		records := filepath.Join(dir, "records")
 		rel, err := filepath.Rel(records, r.Path(records))
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+		// rel leaves records only through a ".." element: a name such
+		// as "..}" is an ordinary directory inside it.
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 			t.Fatalf("record %q has path %s, outside %s", r.Key(), r.Path(records), records)
 		}
 		if line := r.BenchLine(); strings.ContainsAny(line, "\n\r\v\f\u0085\u2028\u2029") || strings.ContainsFunc(r.Key(), func(c rune) bool { return unicode.IsControl(c) || unicode.IsSpace(c) }) {
