@@ -130,6 +130,11 @@ func (r *Record) Validate() error {
 			return fmt.Errorf("record: %w", err)
 		}
 	}
+	for _, e := range strings.Split(r.Key(), "/") {
+		if len(e) > MaxKeyElement {
+			return fmt.Errorf("record: key element %.40q… is %d bytes, longer than %d (a file or directory name)", e, len(e), MaxKeyElement)
+		}
+	}
 	for _, m := range r.Metrics {
 		if m.Name == "" || strings.IndexFunc(m.Name, badUnitRune) >= 0 {
 			return fmt.Errorf("record: bad metric name %q", m.Name)
@@ -140,6 +145,13 @@ func (r *Record) Validate() error {
 	}
 	return nil
 }
+
+// MaxKeyElement is the longest element of a record's key in bytes (the
+// suite, "key=value" of a parameter, "model=N", "method=NAME"). Each
+// element is a file or directory name, which file systems limit to 255
+// bytes; the record file adds ".json" and an interrupted write's
+// temporary name about 20 bytes more.
+const MaxKeyElement = 200
 
 // CheckName returns an error (without a package prefix) if s cannot be
 // part of a record's key: a suite, a method, or a parameter's key or value.

@@ -79,6 +79,11 @@ func TestValidate(t *testing.T) {
 		func(r *Record) { r.Params[0].Value = "4\x8500" },
 		func(r *Record) { r.Params[0].Value = `a\b` },
 		func(r *Record) { r.Metrics[0].Name = "feature-power\v" },
+		// Found by a 10-minute FuzzRead run: a name longer than a file
+		// name may be was accepted, and Write failed.
+		func(r *Record) { r.Suite = strings.Repeat("s", MaxKeyElement+1) },
+		func(r *Record) { r.Params[0].Value = strings.Repeat("9", MaxKeyElement) },
+		func(r *Record) { r.Method = strings.Repeat("M", MaxKeyElement) },
 	}
 	for i, f := range bad {
 		r := sample(1, "TIME")
