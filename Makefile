@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test check bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
+.PHONY: build test test-python check bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -15,6 +15,19 @@ build:
 # test runs every package's tests (the full default run).
 test:
 	$(GO) test ./...
+
+# test-python tests the Python package (python/): it creates a virtual
+# environment under out/ on Debian's python3 with --system-site-packages (for
+# python3-numpy), installs the package into it offline (the in-tree build
+# backend needs nothing from an index), and runs python/tests against a
+# freshly built bin/tempora.
+PYTHON := /usr/bin/python3
+PYVENV := $(OUT)/venv-python
+
+test-python: build
+	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check --no-index ./python
+	cd python/tests && TEMPORA=$(abspath $(BIN)) $(abspath $(PYVENV))/bin/python -m unittest discover -v
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.

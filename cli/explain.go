@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,12 @@ redirections (use "sh -c '…'" for those). The program must speak tempora's
 model protocol on its standard input and output (see package procmodel and
 examples/).
 
+-model-procs N starts N copies of the program, which answer batches in
+parallel; the results do not depend on N. -model-fd serves the model over
+socket connections inherited from the process that started tempora instead
+of starting a program (the Python package works this way; see
+docs/protocol.md).
+
 Methods: time (TIME), lime (LIME), sage, sage-m, sage-z (SAGE with marginal,
 mean or zero imputation), perm (permutation importance of every cell), perm-f
 (PERM keeping only cells significant under BH). Flags that do not apply to the
@@ -66,12 +73,14 @@ var methodFlags = map[string][]string{
 var methods = []string{"time", "lime", "sage", "sage-m", "sage-z", "perm", "perm-f"}
 
 // realDataFlags are the flags of the -data mode.
-var realDataFlags = []string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout"}
+var realDataFlags = []string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd"}
 
 type explainFlags struct {
 	problem                              string
 	data, targets, names, task, modelCmd string
 	modelTimeout                         time.Duration
+	modelProcs                           int
+	modelFD                              string
 	method                               string
 	permutations                         int
 	alpha, gamma                         float64
@@ -94,6 +103,8 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
 	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
+	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
+	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited socket `fds` (SOCK[:BUF],…; see docs/protocol.md)")
 	fs.StringVar(&f.method, "method", "time", "explanation `method`: "+strings.Join(methods, ", "))
 	fs.IntVar(&f.permutations, "permutations", explain.DefaultPermutations, "permutations per test P (time, perm, perm-f)")
 	fs.Float64Var(&f.alpha, "alpha", explain.DefaultAlpha, "FDR level α in (0, 1) (time, perm-f)")
@@ -137,14 +148,12 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		if err != nil {
 			return err
 		}
-		argv, err := procmodel.SplitCommand(f.modelCmd)
-		if err != nil {
-			return fmt.Errorf("explain: -model-cmd: %w", err)
-		}
-		fmt.Fprintf(stderr, "tempora: starting model %q\n", argv)
-		pm, err := procmodel.Start(ctx, argv, procmodel.Options{Timeout: f.modelTimeout, Stderr: stderr})
+		pm, err := startModel(ctx, f.modelCmd, f.modelProcs, f.modelFD, procmodel.Options{Timeout: f.modelTimeout, Stderr: stderr}, stderr)
 		if err != nil {
 			return err
+		}
+		if f.workers == 0 {
+			f.workers = max(runtime.GOMAXPROCS(0), pm.Len()) // keep every model process busy
 		}
 		defer func() {
 			if cerr := pm.Close(); cerr != nil && err == nil {
@@ -216,8 +225,11 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return usageErrorf("explain: -data needs -targets FILE")
 	case f.task == "":
 		return usageErrorf("explain: -data needs -task regression or -task classification")
-	case f.modelCmd == "":
+	case f.modelCmd == "" && f.modelFD == "":
 		return usageErrorf("explain: -data needs -model-cmd COMMAND (the model program to explain)")
+	}
+	if err := validateModelSource(f.modelCmd, f.modelFD, f.modelProcs, set); err != nil {
+		return err
 	}
 	if f.task != "" {
 		if _, err := tempora.ParseTask(f.task); err != nil {

@@ -18,6 +18,8 @@
 //	merge     merge the outputs of a sharded run
 //	export    write HTCondor or Slurm jobs for a sharded run
 //	evaluate  score any tool's feature × timestep scores against ground truth
+//	serve     answer the model protocol (docs/protocol.md) for a synthetic
+//	          problem's model on standard input and output
 //
 // Run "tempora <command> -h" for a command's flags. Results go to standard
 // output; progress and timing go to standard error. On error tempora prints
@@ -78,6 +80,7 @@ var commands = []command{
 	{"merge", "merge the outputs of a sharded run", runMerge},
 	{"export", "write HTCondor or Slurm jobs for a sharded run", runExport},
 	{"evaluate", "score any tool's feature × timestep scores against ground truth", runEvaluate},
+	{"serve", "answer the model protocol for a synthetic problem's model on stdin/stdout", runServe},
 }
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/synth"
+)
+
+const serveHelp = `
+Serve loads the synthetic problem in DIR (written by "tempora synth") and
+answers the model protocol of docs/protocol.md for its model on standard
+input and output, until standard input closes. An
+explanation method written in another language can thus query the synthetic
+black-box model the way tempora's own explainers do, by starting
+
+	tempora serve -problem DIR
+
+as a child process: it writes one hello frame, then one answer (the model's
+predictions: probabilities of class 1 for classification, real values for
+regression) per request. A request whose shape does not match the problem's
+features and timesteps gets an error answer. Standard output carries the
+protocol only; messages go to standard error.`
+
+func runServe(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "-problem DIR", serveHelp, stdout)
+	problem := fs.String("problem", "", "serve the model of the synthetic problem in `DIR` (required)")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() != 0 {
+		return usageErrorf("serve: unexpected arguments %q (see tempora serve -h)", fs.Args())
+	}
+	if *problem == "" {
+		return usageErrorf("serve: -problem is required (see tempora serve -h)")
+	}
+	p, err := synth.Load(*problem)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps) until standard input closes\n",
+		p.Data.Task, *problem, p.Data.X.D, p.Data.X.L)
+	if err := procmodel.Serve(os.Stdin, stdout, p.Model); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package procmodel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// Member is a model a Pool can hold: a *Model, a *Conn, or any model that
+// must be closed.
+type Member interface {
+	tempora.Model
+	io.Closer
+}
+
+// Pool is a tempora.Model answered by several model processes in parallel:
+// each Predict call goes, whole, to one idle member, so up to Len calls run
+// at once (explainers make concurrent calls from their workers). Which
+// member answers a call is not deterministic, so the members must compute
+// the same function; then the predictions, and everything an explainer
+// derives from them, do not depend on the number of members. A call is
+// never split between members, so even a model whose rounding depends on
+// the batch size gives the same answers.
+//
+// After any member fails, every later call returns that error. Close closes
+// every member.
+type Pool struct {
+	members []Member
+	idle    chan Member
+
+	mu     sync.Mutex
+	err    error // sticky: the first member error, or ErrClosed
+	closed bool
+}
+
+var _ tempora.Model = (*Pool)(nil)
+
+// NewPool returns a pool of the given members, which it owns from then on
+// (Close closes them). It returns an error if members is empty or holds a
+// nil member.
+func NewPool(members ...Member) (*Pool, error) {
+	if len(members) == 0 {
+		return nil, errors.New("procmodel: a pool needs at least one model")
+	}
+	p := &Pool{members: members, idle: make(chan Member, len(members))}
+	for i, m := range members {
+		if m == nil {
+			return nil, fmt.Errorf("procmodel: pool model %d is nil", i)
+		}
+		p.idle <- m
+	}
+	return p, nil
+}
+
+// StartPool starts n copies of command (see Start) concurrently and returns
+// them as a pool. If any copy fails to start, the others are closed and the
+// first error, in copy order, is returned.
+func StartPool(ctx context.Context, command []string, n int, opts Options) (*Pool, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("procmodel: %d model processes: need at least 1", n)
+	}
+	models := make([]*Model, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { models[i], errs[i] = Start(ctx, command, opts) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, m := range models {
+			if m != nil {
+				m.Close()
+			}
+		}
+		for _, e := range errs {
+			if e != nil {
+				return nil, e
+			}
+		}
+	}
+	members := make([]Member, n)
+	for i, m := range models {
+		members[i] = m
+	}
+	return NewPool(members...)
+}
+
+// Len returns the number of members.
+func (p *Pool) Len() int { return len(p.members) }
+
+// Predict hands the whole call to an idle member, waiting for one if all
+// are busy. It implements tempora.Model.
+func (p *Pool) Predict(dst []float64, x *tempora.Tensor) error {
+	if err := p.sticky(); err != nil {
+		return err
+	}
+	m := <-p.idle
+	err := m.Predict(dst, x)
+	p.idle <- m
+	if err != nil {
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = err
+		}
+		err = p.err
+		p.mu.Unlock()
+	}
+	return err
+}
+
+func (p *Pool) sticky() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Close closes every member concurrently and returns their errors joined.
+// Close is idempotent; Predict returns ErrClosed afterwards.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.err = ErrClosed
+	p.mu.Unlock()
+	errs := make([]error, len(p.members))
+	var wg sync.WaitGroup
+	for i, m := range p.members {
+		wg.Go(func() { errs[i] = m.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

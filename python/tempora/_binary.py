@@ -1,0 +1,101 @@
+"""Finding and running the tempora program."""
+
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+
+class TemporaError(RuntimeError):
+    """The tempora program failed; the message is its error message."""
+
+
+class ModelError(TemporaError):
+    """The model failed: predict raised an exception (chained as the cause
+    when it was raised in this process) or returned a wrong answer."""
+
+
+def find_binary(binary=None):
+    """Return the path of the tempora program: binary if given (a path, or
+    a name looked up on PATH), else the TEMPORA environment variable, else
+    ``tempora`` on PATH."""
+    candidates = []
+    if binary is not None:
+        candidates.append(("binary=", os.fspath(binary)))
+    elif os.environ.get("TEMPORA"):
+        candidates.append(("TEMPORA", os.environ["TEMPORA"]))
+    else:
+        candidates.append(("PATH", "tempora"))
+    source, name = candidates[0]
+    path = name if os.sep in name else shutil.which(name)
+    if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        if source == "PATH":
+            raise TemporaError(
+                "cannot find the tempora program on PATH: build it (make build, then use bin/tempora) or "
+                "go install github.com/tempora-dev/tempora/cmd/tempora@latest, and put it on PATH, set "
+                "TEMPORA=/path/to/tempora, or pass binary=")
+        raise TemporaError("the tempora program %r (from %s) is not an executable file" % (name, source))
+    return os.path.abspath(path)
+
+
+class StderrTail:
+    """Reads a process's standard error on a thread, keeping the last lines
+    and optionally copying them to sys.stderr."""
+
+    def __init__(self, stream, echo=False, keep=40):
+        self.lines = collections.deque(maxlen=keep)
+        self._stream, self._echo = stream, echo
+        self._thread = threading.Thread(target=self._run, name="tempora-stderr", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        for raw in iter(self._stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            self.lines.append(line)
+            if self._echo:
+                try:
+                    sys.stderr.write(line + "\n")
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+        self._stream.close()
+
+    def join(self, timeout=5):
+        self._thread.join(timeout)
+
+    def error_message(self, returncode):
+        """The program's one-line error message (its last "tempora: " line),
+        or a description of how it ended."""
+        for line in reversed(self.lines):
+            if line.startswith("tempora: "):
+                return line[len("tempora: "):]
+        tail = "; ".join(l for l in list(self.lines)[-3:] if l.strip())
+        if returncode is not None and returncode < 0:
+            msg = "the tempora program was killed by signal %d" % -returncode
+        else:
+            msg = "the tempora program failed with exit status %s" % returncode
+        return msg + (": " + tail if tail else "")
+
+
+def run(args, binary=None, verbose=False, **popen):
+    """Run the tempora program with args to completion and return its
+    standard output; raise TemporaError with its message if it fails."""
+    exe = find_binary(binary)
+    proc = subprocess.Popen([exe] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **popen)
+    tail = StderrTail(proc.stderr, echo=verbose)
+    try:
+        out = proc.stdout.read()
+        proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
+        tail.join()
+    if proc.returncode != 0:
+        raise TemporaError(tail.error_message(proc.returncode))
+    return out.decode("utf-8", "replace")

@@ -1,0 +1,157 @@
+"""The Explanation returned by tempora.explain, parsed from the program's
+JSON output (the format of ``tempora explain -json``)."""
+
+import json
+import math
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+NAN = math.nan
+
+
+def _p(v):
+    """A JSON p-value: null (not computed) becomes NaN."""
+    return NAN if v is None else float(v)
+
+
+@dataclass(frozen=True)
+class Feature:
+    """The result for one feature (or one group of a hierarchy).
+
+    p-values a method does not compute are NaN; window is None when no
+    window was searched. Timesteps are 0-based and window ends inclusive.
+    """
+
+    index: int  # feature index, -1 for a group
+    name: str
+    members: Tuple[int, ...]  # the features of the node (one for a feature)
+    tested: bool  # False when a hierarchical test never reached the node
+    important: bool  # the importance test was rejected (FDR-controlled)
+    score: float  # importance score (TIME: mean loss increase when permuted)
+    p_value: float
+    p_adjusted: float  # Benjamini-Hochberg adjusted p-value
+    window: Optional[Tuple[int, int]]  # (start, end), inclusive
+    window_score: float
+    window_p_value: float
+    window_p_adjusted: float
+    window_significant: bool
+    ordering_p_value: float
+    ordering_p_adjusted: float
+    ordering_important: bool  # the order of its values over the sequence matters
+    window_ordering_p_value: float
+    window_ordering_important: bool  # the order within its window matters
+
+    @classmethod
+    def from_json(cls, d):
+        window = d.get("window")
+        members = d.get("members")
+        if members is None:
+            members = [d["index"]] if d["index"] >= 0 else []
+        return cls(
+            index=int(d["index"]), name=d["name"], members=tuple(int(m) for m in members),
+            tested=bool(d["tested"]), important=bool(d["important"]), score=float(d["score"]),
+            p_value=_p(d.get("p_value")), p_adjusted=_p(d.get("p_adjusted")),
+            window=None if window is None else (int(window[0]), int(window[1])),
+            window_score=float(d.get("window_score", 0.0)),
+            window_p_value=_p(d.get("window_p_value")), window_p_adjusted=_p(d.get("window_p_adjusted")),
+            window_significant=bool(d.get("window_significant", False)),
+            ordering_p_value=_p(d.get("ordering_p_value")), ordering_p_adjusted=_p(d.get("ordering_p_adjusted")),
+            ordering_important=bool(d.get("ordering_important", False)),
+            window_ordering_p_value=_p(d.get("window_ordering_p_value")),
+            window_ordering_important=bool(d.get("window_ordering_important", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What an explanation cost."""
+
+    model_calls: int
+    instance_evaluations: int
+    window_probes: int
+    runtime_seconds: float  # wall time of the method in the tempora program
+    incomplete: bool  # stopped on a budget before its own stopping rule
+
+
+class Explanation:
+    """The explanation of a model, as computed by the tempora program.
+
+    Attributes:
+        method: the method's name, e.g. "TIME" or "SAGE-m".
+        features: one Feature per feature, in index order.
+        groups: one Feature per tested group of a hierarchy (pre-order);
+            empty without a hierarchy.
+        cells: float array of shape (features, timesteps), the score of
+            each feature at each timestep (read-only).
+        accounting: an Accounting (model calls, instance evaluations, ...).
+        warnings: non-fatal problems reported by the method.
+        report: the program's text report (what ``tempora explain``
+            prints); str(explanation) returns it.
+    """
+
+    def __init__(self, doc, report=""):
+        if isinstance(doc, (str, bytes)):
+            doc = json.loads(doc)
+        self._doc = doc
+        self.method = doc["method"]
+        self.features = [Feature.from_json(f) for f in doc["features"]]
+        self.groups = [Feature.from_json(g) for g in doc.get("groups") or []]
+        d, l = int(doc["num_features"]), int(doc["num_timesteps"])
+        cells = np.array(doc["cells"], dtype=np.float64).reshape(d, l)
+        cells.setflags(write=False)
+        self.cells = cells
+        a = doc["accounting"]
+        self.accounting = Accounting(
+            model_calls=int(a["model_calls"]), instance_evaluations=int(a["instance_evaluations"]),
+            window_probes=int(a.get("window_probes", 0)), runtime_seconds=float(a.get("runtime_seconds", 0.0)),
+            incomplete=bool(a.get("incomplete", False)))
+        self.warnings = list(doc.get("warnings") or [])
+        self.report = report
+
+    @property
+    def num_features(self):
+        return self.cells.shape[0]
+
+    @property
+    def num_timesteps(self):
+        return self.cells.shape[1]
+
+    @property
+    def important(self) -> List[str]:
+        """Names of the important features, in index order (empty for
+        methods without significance tests)."""
+        return [f.name for f in self.features if f.important]
+
+    def feature(self, key) -> Feature:
+        """The Feature with this name, or this index if key is an int."""
+        if isinstance(key, (int, np.integer)):
+            return self.features[int(key)]
+        for f in self.features:
+            if f.name == key:
+                return f
+        raise KeyError("no feature named %r" % (key,))
+
+    def to_dict(self):
+        """The explanation as the program's JSON document (a fresh copy)."""
+        return json.loads(json.dumps(self._doc))
+
+    def to_json(self, indent=None):
+        """The explanation in tempora's JSON format (``tempora explain
+        -json``): not-computed p-values are null, windows [start, end]."""
+        return json.dumps(self._doc, indent=indent)
+
+    @classmethod
+    def from_json(cls, text):
+        """Parse an explanation written by to_json or ``tempora explain -json``."""
+        return cls(json.loads(text))
+
+    def __str__(self):
+        if self.report:
+            return self.report
+        return repr(self)
+
+    def __repr__(self):
+        return "<Explanation %s: %d features x %d timesteps, important %s>" % (
+            self.method, self.num_features, self.num_timesteps, self.important)

@@ -1,0 +1,199 @@
+"""tempora's model protocol (docs/protocol.md in the repository), both sides.
+
+The model side (serve_stream) answers request frames with the predictions of
+a Python callable; it runs over a socket connected to the tempora program
+(with an optional shared buffer holding the request values) or over standard
+input and output. The tempora side (Client) sends batches to a model program
+such as ``tempora serve`` and reads its answers.
+"""
+
+import os
+import struct
+import sys
+
+import numpy as np
+
+VERSION = 1
+HELLO_MAGIC = b"TMPH"
+REQUEST_MAGIC = b"TMPQ"  # values follow the header
+SHARED_REQUEST_MAGIC = b"TMPM"  # values are in the shared buffer
+ANSWER_MAGIC = b"TMPR"
+STATUS_OK = 0
+STATUS_ERROR = 1
+MAX_VALUES = 1 << 31
+MAX_MESSAGE = 1 << 20
+
+HELLO = struct.pack("<4sI", HELLO_MAGIC, VERSION)
+_REQUEST = struct.Struct("<4sIIII")  # magic, version, M, D, L
+_ANSWER = struct.Struct("<4sII")  # magic, status, count
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a valid frame."""
+
+
+def _read_exactly(readinto, view):
+    """Fill view; return False at end of input before its first byte."""
+    got, n = 0, len(view)
+    while got < n:
+        k = readinto(view[got:])
+        if not k:
+            if got == 0:
+                return False
+            raise ProtocolError("input ended in the middle of a frame (%d of %d bytes)" % (got, n))
+        got += k
+    return True
+
+
+def encode_error(message):
+    """Return an error answer frame carrying message."""
+    data = message.encode("utf-8", "replace")[:MAX_MESSAGE]
+    return _ANSWER.pack(ANSWER_MAGIC, STATUS_ERROR, len(data)) + data
+
+
+def encode_answer(pred, m):
+    """Return the answer frame for predict's result pred on m instances.
+
+    pred may be anything numpy.asarray accepts (a PyTorch tensor is
+    detached and moved to the CPU first), of shape (m,) or (m, 1).
+    """
+    if not isinstance(pred, np.ndarray):
+        if hasattr(pred, "detach"):
+            pred = pred.detach()
+        if hasattr(pred, "cpu"):
+            pred = pred.cpu()
+    out = np.asarray(pred, dtype="<f8")
+    if out.shape == (m, 1):
+        out = out.reshape(m)
+    if out.shape != (m,):
+        raise ValueError("predict returned an array of shape %s for a batch of %d instances; want (%d,)"
+                         % (out.shape, m, m))
+    return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, m) + out.tobytes()
+
+
+def describe_exception(exc):
+    """Name an exception the way the error frame reports it."""
+    return "predict raised %s: %s" % (type(exc).__name__, exc)
+
+
+def serve_stream(predict, readinto, sendall, shared=None):
+    """Answer requests with predict until the input ends; return the first
+    exception predict raised (it is reported to tempora, which then stops),
+    or None.
+
+    readinto(view) reads into a writable buffer and returns the number of
+    bytes read (0 at end of input); sendall(data) writes all of data.
+    shared is the connection's shared buffer (an mmap), or None. The batch
+    passed to predict is a float64 array of shape (M, D, L); it may be a view
+    of the shared buffer, valid only during the call.
+    """
+    sendall(HELLO)
+    header = bytearray(_REQUEST.size)
+    hview = memoryview(header)
+    inline = bytearray()
+    first = None
+    while True:
+        if not _read_exactly(readinto, hview):
+            return first  # shutdown: tempora closed the connection
+        magic, version, m, d, l = _REQUEST.unpack(header)
+        n = m * d * l
+        problem = None
+        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or version != VERSION:
+            problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
+        elif d == 0 or l == 0 or n > MAX_VALUES:
+            problem = "request has unusable shape %dx%dx%d" % (m, d, l)
+        elif magic == SHARED_REQUEST_MAGIC and (shared is None or 8 * n > len(shared)):
+            problem = "shared request of %d values does not fit the shared buffer (%d bytes)" % (
+                n, 0 if shared is None else len(shared))
+        if problem is not None:
+            sendall(encode_error(problem))
+            raise ProtocolError(problem)
+        if magic == SHARED_REQUEST_MAGIC:
+            batch = np.frombuffer(shared, dtype="<f8", count=n).reshape(m, d, l)
+        else:
+            if len(inline) < 8 * n:
+                inline = bytearray(8 * n)
+            view = memoryview(inline)[:8 * n]
+            if n and not _read_exactly(readinto, view):
+                raise ProtocolError("input ended after a request header")
+            batch = np.frombuffer(inline, dtype="<f8", count=n).reshape(m, d, l)
+        try:
+            frame = encode_answer(predict(batch), m)
+        except Exception as exc:  # reported to tempora, which stops
+            if first is None:
+                first = exc
+            frame = encode_error(describe_exception(exc))
+        del batch
+        sendall(frame)
+
+
+def serve(predict, stdin=None, stdout=None):
+    """Serve predict to a tempora program that started this process with
+    ``-model-cmd``: requests on standard input, answers on standard output.
+
+    Standard output belongs to the protocol, so while serving, Python's
+    print (sys.stdout) and file descriptor 1 (written by C libraries) are
+    redirected to standard error; do not print to standard output before
+    calling serve. Returns when tempora closes the input.
+    """
+    if stdin is None:
+        stdin = sys.stdin.buffer
+    saved_fd = saved_stdout = None
+    if stdout is None:
+        sys.stdout.flush()
+        saved_stdout, saved_fd = sys.stdout, os.dup(1)
+        stdout = os.fdopen(os.dup(1), "wb")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+
+    def sendall(data):
+        stdout.write(data)
+        stdout.flush()
+
+    try:
+        serve_stream(predict, stdin.readinto, sendall)
+    finally:
+        if saved_fd is not None:
+            stdout.close()
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+            sys.stdout = saved_stdout
+
+
+class Client:
+    """The tempora side of the protocol over a pair of binary streams (a
+    model program's standard input and output)."""
+
+    def __init__(self, w, r):
+        self._w, self._r = w, r
+        hello = self._read(len(HELLO), "its hello frame")
+        if hello[:4] != HELLO_MAGIC:
+            raise ProtocolError("expected the hello frame %r, got %r" % (HELLO_MAGIC, hello))
+        version = struct.unpack("<I", hello[4:])[0]
+        if version != VERSION:
+            raise ProtocolError("model speaks protocol version %d, want %d" % (version, VERSION))
+
+    def _read(self, n, what):
+        buf = bytearray(n)
+        if n and not _read_exactly(self._r.readinto, memoryview(buf)):
+            raise EOFError("the model closed its output before %s" % what)
+        return buf
+
+    def predict(self, batch):
+        """Send batch (M, D, L) and return the M predictions. A model error
+        raises RuntimeError with the model's message."""
+        x = np.ascontiguousarray(batch, dtype="<f8")
+        if x.ndim != 3 or x.shape[0] == 0 or x.shape[1] == 0 or x.shape[2] == 0:
+            raise ValueError("batch must have shape (instances, features, timesteps) with none zero, got %s" % (x.shape,))
+        m, d, l = x.shape
+        self._w.write(_REQUEST.pack(REQUEST_MAGIC, VERSION, m, d, l))
+        self._w.write(x.data)
+        self._w.flush()
+        magic, status, count = _ANSWER.unpack(self._read(_ANSWER.size, "answering"))
+        if magic != ANSWER_MAGIC:
+            raise ProtocolError("expected an answer frame, got magic %r" % bytes(magic))
+        if status == STATUS_ERROR:
+            raise RuntimeError(self._read(min(count, MAX_MESSAGE), "the end of its error message").decode("utf-8", "replace"))
+        if status != STATUS_OK or count != m:
+            raise ProtocolError("answer with status %d and %d predictions for %d instances" % (status, count, m))
+        return np.frombuffer(self._read(8 * m, "the end of its answer"), dtype="<f8").astype(np.float64)

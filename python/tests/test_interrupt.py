@@ -1,0 +1,108 @@
+"""Ctrl-C (SIGINT) during tempora.explain stops the program and the model
+processes: nothing is left behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+import tempora
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Explains a slow model (50 ms per batch: the run would take minutes) and
+# prints "running" once the program has asked for a few batches.
+SCRIPT = textwrap.dedent("""\
+    import sys, tempora, _models
+    slow = _models.Slow(0.05)
+    calls = []
+    def predict(batch):
+        calls.append(1)
+        if len(calls) == 3:
+            print("running", flush=True)
+        return slow(batch)
+    X = _models.data(200)
+    if __name__ == "__main__":
+        tempora.explain(predict, X, _models.additive(X), task="regression",
+                        model_procs=int(sys.argv[1]), model_factory=_models.make_additive)
+    """)
+
+
+def descendants(pid):
+    """Process ids of every descendant of pid (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def running(pid):
+    """Whether pid is a live process (not gone, not a zombie)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2:stat.rindex(b")") + 3] not in (b"Z", b"X")
+
+
+@unittest.skipUnless(os.path.isdir("/proc/self"), "needs /proc to list processes")
+class InterruptTest(unittest.TestCase):
+    def interrupt(self, procs):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        script = os.path.join(tmp.name, "interrupted.py")
+        with open(script, "w") as f:
+            f.write(SCRIPT)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE] + sys.path))
+        p = subprocess.Popen([sys.executable, script, str(procs)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = p.stdout.readline()
+            self.assertEqual(line.strip(), "running", p.stderr.read() if not line else "")
+            kids = descendants(p.pid)
+            exe = os.path.realpath(tempora.find_binary())
+            programs = [k for k in kids if os.path.realpath("/proc/%d/exe" % k) == exe]
+            self.assertEqual(len(programs), 1, "the tempora program among %s" % kids)
+            self.assertGreaterEqual(len(kids), procs, "model processes among %s" % kids)
+            start = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30)
+            self.assertLess(time.monotonic() - start, 10, "interrupt took too long")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("KeyboardInterrupt", err)
+        deadline = time.monotonic() + 5
+        while any(running(k) for k in kids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([k for k in kids if running(k)], [], "processes left behind")
+
+    def test_one_process(self):
+        self.interrupt(1)
+
+    def test_model_processes(self):
+        self.interrupt(3)
+
+
+if __name__ == "__main__":
+    unittest.main()
