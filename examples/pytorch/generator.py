@@ -9,32 +9,41 @@ the labels, which is what a network trained on those labels can learn.
 import numpy as np
 
 
-def feature_terms(model, X):
-    """Returns the M x D matrix of g_j(x_j), the standardised per-feature functions of the model."""
+def aggregates(model, X):
+    """Returns the M x D matrix of a_j(x_j), each feature's aggregate over its window."""
     m, d, _ = X.shape
     if d != model["num_features"] or X.shape[2] != model["num_timesteps"]:
         raise ValueError("generator: data %s does not match the model's %d x %d" % (X.shape, d, model["num_timesteps"]))
-    g = np.empty((m, d))
+    out = np.empty((m, d))
     for f in model["features"]:
         j = f["index"]
         lo, hi = f["window"]
         w = X[:, j, lo:hi + 1]
         agg = f["aggregator"]
         if agg == "max":
-            a = w.max(axis=1)
+            out[:, j] = w.max(axis=1)
         elif agg == "average":
-            a = w.mean(axis=1)
+            out[:, j] = w.mean(axis=1)
         elif agg in ("monotonic_weighted_sum", "random_weighted_sum"):
-            a = w @ np.asarray(f["weights"], dtype=np.float64)
+            out[:, j] = w @ np.asarray(f["weights"], dtype=np.float64)
         else:
             raise ValueError("generator: unknown aggregator %r" % agg)
+    return out
+
+
+def feature_terms(model, X):
+    """Returns the M x D matrix of g_j(x_j), the standardised per-feature functions of the model."""
+    a = aggregates(model, X)
+    g = np.empty_like(a)
+    for f in model["features"]:
+        j = f["index"]
         nl = f["nonlinearity"]
         if nl == "identity":
-            h = a
+            h = a[:, j]
         elif nl == "abs":
-            h = np.abs(a)
+            h = np.abs(a[:, j])
         elif nl == "square":
-            h = a * a
+            h = a[:, j] * a[:, j]
         else:
             raise ValueError("generator: unknown nonlinearity %r" % nl)
         g[:, j] = (h - f["mean"]) / f["sd"]
@@ -87,3 +96,26 @@ def label_flip_rates(model, X):
     for j in np.flatnonzero(rel):
         rates[j] = np.mean((f0 - alpha[j] * g[:, j] > model["threshold"]) != lab)
     return rates
+
+
+def timestep_correlations(model, X):
+    """Returns the D x L matrix of |corr(x_{j,t}, a_j)|: how well the value of
+    feature j at timestep t predicts its window aggregate, over the instances.
+
+    Inside the window the aggregate is computed from these values; outside,
+    a non-zero correlation means the timestep carries information the
+    network can use in place of the window (for example the running level of
+    a trend feature after its window). Constant timesteps give 0.
+    """
+    a = aggregates(model, X)
+    m, d, l = X.shape
+    out = np.zeros((d, l))
+    for j in range(d):
+        aj = a[:, j] - a[:, j].mean()
+        sa = np.sqrt((aj * aj).sum())
+        for t in range(l):
+            x = X[:, j, t] - X[:, j, t].mean()
+            sx = np.sqrt((x * x).sum())
+            if sa > 1e-12 and sx > 1e-12:
+                out[j, t] = abs(float((x * aj).sum() / (sa * sx)))
+    return out

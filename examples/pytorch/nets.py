@@ -164,3 +164,27 @@ def predictor(net, features=None, batch=4096):
         return out
 
     return predict
+
+
+class Factory:
+    """Re-creates a trained network's predict in another process (tempora.explain's model_factory).
+
+    It holds the network's weights (a state dict of tensors, which pickle),
+    so it works under multiprocessing's "spawn" start method.
+    """
+
+    def __init__(self, arch, net, threads, features=None):
+        self.arch = arch
+        self.threads = threads
+        self.features = None if features is None else list(features)
+        self.state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        self.n_features = self.state["std.mean"].shape[1]
+        self.width = net.rnn.hidden_size if arch == "lstm" else net.conv[0].out_channels
+        self.timesteps = net.out.in_features // self.width if arch == "cnn" else 0
+
+    def __call__(self):
+        configure_torch(self.threads)
+        net = build(self.arch, self.n_features, self.timesteps, np.zeros(self.n_features), np.ones(self.n_features), self.width)
+        net.load_state_dict(self.state)
+        net.eval()
+        return predictor(net, self.features)
