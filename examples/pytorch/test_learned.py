@@ -205,9 +205,10 @@ class TestSmoke(unittest.TestCase):
             first = json.load(f)
         self.assertGreater(first["auroc"]["test"], 0.8, "the CNN learns the smoke problem")
 
-        # A second run of one architecture gives the same record, apart from wall times.
+        # A second run of one architecture, with two model processes, gives
+        # the same record, apart from wall times.
         out2 = os.path.join(tmp, "b")
-        self.assertEqual(run("-scale", "smoke", "-archs", "cnn", "-out", out2), 0)
+        self.assertEqual(run("-scale", "smoke", "-archs", "cnn", "-model-procs", "2", "-out", out2), 0)
         with open(os.path.join(out2, "runs", "p00-cnn.json")) as f:
             second = json.load(f)
         first.pop("timing")
@@ -216,7 +217,7 @@ class TestSmoke(unittest.TestCase):
 
         # A rerun into the same directory keeps the finished records.
         before = os.path.getmtime(os.path.join(out2, "runs", "p00-cnn.json"))
-        self.assertEqual(run("-scale", "smoke", "-archs", "cnn", "-out", out2), 0)
+        self.assertEqual(run("-scale", "smoke", "-archs", "cnn", "-model-procs", "2", "-out", out2), 0)
         self.assertEqual(os.path.getmtime(os.path.join(out2, "runs", "p00-cnn.json")), before)
 
 
