@@ -181,6 +181,34 @@ def reliance(records):
     return _md(header, rows), (["network", "flip_lo", "flip_hi", "relevant", "time_found", "perm_topk", "mean_abs_coefficient"], csv)
 
 
+def found_by_type(records):
+    """Relevant features by generator type: how many labels they decide and how often TIME and PERM found them."""
+    header = ["network", "feature type", "relevant features", "median labels changed", "TIME found", "PERM top-k",
+              "PERM top-n"]
+    rows, csv = [], []
+    for a in _archs(records):
+        stats = {}
+        for r in (r for r in records if r["arch"] == a):
+            imp = set(r["explanations"]["time"]["important"])
+            perm_k = set(r["selection"]["perm"]["features"])
+            fs = r["explanations"]["perm"]["feature_scores"]
+            n_true = len(r["relevant"])
+            perm_n = set(sorted(range(len(fs)), key=lambda j: (-fs[j], j))[:n_true])
+            for j in r["relevant"]:
+                st = stats.setdefault(r["feature_types"][j], {"n": 0, "flip": [], "time": 0, "permk": 0, "permn": 0})
+                st["n"] += 1
+                st["flip"].append(r["label_flip_rates"][j])
+                st["time"] += j in imp
+                st["permk"] += j in perm_k
+                st["permn"] += j in perm_n
+        for t in sorted(stats):
+            st = stats[t]
+            pct = lambda c: "%d (%.0f%%)" % (c, 100.0 * c / st["n"])
+            rows.append([a.upper(), t, st["n"], "%.1f%%" % (100 * np.median(st["flip"])), pct(st["time"]), pct(st["permk"]), pct(st["permn"])])
+            csv.append([a, t, st["n"], float(np.median(st["flip"])), st["time"], st["permk"], st["permn"]])
+    return _md(header, rows), (["network", "feature_type", "relevant", "median_flip_rate", "time_found", "perm_topk", "perm_topn"], csv)
+
+
 def windows(records):
     """TIME's windows of the relevant features it found, against the generator's, by feature type."""
     header = ["network", "feature type", "found", "exact", "wider", "narrower", "shifted",
@@ -255,6 +283,11 @@ def write(out, cfg, records):
     save("reliance", md, csv, "Which relevant features the networks rely on",
          "Relevant features bucketed by the fraction of training labels that change when the feature's term is "
          "removed from the generator's labelling function.")
+    md, csv = found_by_type(records)
+    save("found-by-type", md, csv, "Relevant features found, by feature type",
+         "TIME found: among TIME's important features. PERM top-k: among the k top PERM features of set (c), k the "
+         "size of TIME's set; PERM top-n: among the n top PERM features, n the number of relevant features (what "
+         "PERM's feature power scores).")
     md, csv, per = selection(records)
     save("selection", md, csv, "The retraining check (holdout AUROC)",
          "Mean (SD) over problems; (d) is the mean over the random draws of each problem.")
