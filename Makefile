@@ -140,12 +140,12 @@ test-learned: build
 	fi
 
 # learned-reference copies the tables and figures of out/learned-quick (and
-# out/learned, when present) into results/reference/learned, without the
+# out/learned, once finished) into results/reference/learned, without the
 # problems and explanations (run make learned-quick first).
 learned-reference:
 	rm -rf results/reference/learned/quick results/reference/learned/full
 	mkdir -p results/reference/learned
 	cp -r $(OUT)/learned-quick results/reference/learned/quick
-	if [ -d $(OUT)/learned/runs ]; then cp -r $(OUT)/learned results/reference/learned/full; fi
+	if [ -f $(OUT)/learned/index.md ]; then cp -r $(OUT)/learned results/reference/learned/full; fi
 	rm -rf results/reference/learned/*/problems results/reference/learned/*/explanations
 # ---- end of learned models -------------------------------------------------

@@ -326,7 +326,7 @@ func save(path, title string, rows [][]panel, panelW vg.Length, unitY bool) erro
 			plots[i][j] = p.p
 		}
 	}
-	w := vg.Length(cols) * panelW
+	w := max(vg.Length(cols)*panelW, 7*vg.Inch) // wide enough for the caption
 	h := vg.Length(len(rows))*2.6*vg.Inch + 0.4*vg.Inch
 	drawAll := func(dc draw.Canvas) {
 		dc.SetColor(color.White)
