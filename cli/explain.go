@@ -153,7 +153,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 			return err
 		}
 		if f.workers == 0 {
-			f.workers = max(runtime.GOMAXPROCS(0), pm.Len()) // keep every model process busy
+			f.workers = max(runtime.GOMAXPROCS(0), pm.Slots()) // keep every model process busy
 		}
 		defer func() {
 			if cerr := pm.Close(); cerr != nil && err == nil {

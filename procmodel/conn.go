@@ -11,53 +11,75 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tempora-dev/tempora"
 )
 
-// sharedRequestMagic starts a request whose values are in the connection's
-// shared buffer instead of following the header (see docs/protocol.md,
-// "Connections and shared buffers").
-const sharedRequestMagic = "TMPM"
+// Shared requests (see docs/protocol.md, "Connections and shared buffers"):
+// the header of an ordinary request plus the byte offset, in the shared
+// buffer, of the values, which do not follow the header.
+const (
+	sharedRequestMagic      = "TMPM"
+	sharedRequestHeaderSize = requestHeaderSize + 8 // + u64 offset
+)
+
+// connDepth is how many requests a Conn keeps in flight: while the model
+// answers one, the next is already written (into the other half of the
+// shared buffer) and waiting in the socket, so the model goes from one
+// batch to the next without waiting for tempora.
+const connDepth = 2
 
 // Conn is a tempora.Model answered by a model over an already connected
 // stream socket, typically one end of a socketpair inherited from the
 // process that started tempora (the Python package starts tempora this way,
-// so that the model stays in the user's process). It speaks the same frames
-// as Model; the connection replaces the child's standard input and output,
-// and closing it is the shutdown signal.
+// so that the model stays in the user's process). It speaks the frames of
+// Model over the socket, and closing the connection is the shutdown
+// signal.
 //
 // A Conn may have a shared buffer: a file (on Linux, a memfd) mapped by
-// both sides. A request whose values fit in the buffer is then sent as a
-// "TMPM" header alone, with the values written into the buffer, which saves
-// copying them through the socket; larger requests are sent inline as
-// usual.
+// both sides. A request whose values fit in half of the buffer is then
+// sent as a "TMPM" header alone, the values being written into that half,
+// which saves copying them through the socket; larger requests are sent
+// inline as usual.
 //
-// Conn is safe for concurrent use: calls are serialised. After any error
-// the connection is closed and every later call returns the same error.
-// Close must be called to end the connection.
+// Conn keeps up to two requests in flight (the protocol answers in request
+// order), so that the model never waits for tempora between batches. It is
+// safe for concurrent use. After any error the connection is closed and
+// every later call returns the same error. Close must be called to end the
+// connection.
 type Conn struct {
 	name   string
 	opts   Options
 	ctx    context.Context
 	conn   net.Conn
-	r      *bufio.Reader
 	shared []byte       // mapped shared buffer, nil if none
 	unmap  func() error // releases shared
 	stop   func() bool  // unregisters the context watch
 
+	slots   chan int   // free request slots: indices of the halves of shared
+	wmu     sync.Mutex // serialises writes, so that pending has the wire order
+	wbuf    []byte
+	pending chan *connCall // requests written, awaiting their answers in order
+	reader  chan struct{}  // closed when the answer reader has returned
+
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
-	wbuf   []byte
-	rbuf   []byte
 	closed bool
+}
+
+// connCall is one request in flight.
+type connCall struct {
+	dst  []float64
+	sent time.Time
+	done chan error
 }
 
 var _ tempora.Model = (*Conn)(nil)
 
 // Attach returns a Conn over sock, a connected stream socket (such as an
 // inherited socketpair end), optionally with the shared buffer file shared
-// (nil for none; it must be a regular or memory file of at least 8 bytes),
+// (nil for none; it must be a regular or memory file of at least 16 bytes),
 // and waits for the model's hello frame. Attach takes ownership of both
 // files: it closes them (after duplicating or mapping them) whether or not
 // it succeeds.
@@ -96,46 +118,64 @@ func Attach(ctx context.Context, sock, shared *os.File, opts Options) (*Conn, er
 	return newConn(ctx, nc, buf, unmap, name, opts)
 }
 
-// newConn wraps nc (and the mapped shared buffer buf, released by unmap) and
-// waits for the hello frame.
+// newConn wraps nc (and the mapped shared buffer buf, released by unmap),
+// waits for the hello frame and starts the answer reader.
 func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, name string, opts Options) (*Conn, error) {
+	if unmap == nil {
+		unmap = func() error { return nil }
+	}
 	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.MaxBatch < 0 {
 		nc.Close()
-		if unmap != nil {
-			unmap()
-		}
+		unmap()
 		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	if unmap == nil {
-		unmap = func() error { return nil }
+	c := &Conn{
+		name: name, opts: opts, ctx: ctx, conn: nc, shared: buf, unmap: unmap,
+		slots: make(chan int, connDepth), pending: make(chan *connCall, connDepth), reader: make(chan struct{}),
 	}
-	c := &Conn{name: name, opts: opts, ctx: ctx, conn: nc, r: bufio.NewReaderSize(nc, 1<<16), shared: buf, unmap: unmap}
+	for s := range connDepth {
+		c.slots <- s
+	}
 	c.stop = context.AfterFunc(ctx, func() { nc.Close() })
-	err := c.within(opts.StartTimeout, func() error {
-		var h [helloSize]byte
-		if _, err := io.ReadFull(c.r, h[:]); err != nil {
-			return fmt.Errorf("%w before its hello frame: %w", ErrExited, connEOF(err))
-		}
-		if string(h[:4]) != helloMagic {
-			return fmt.Errorf("%w: expected the hello frame %q, got %q", ErrProtocol, helloMagic, h[:])
-		}
-		if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
-			return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
-		}
-		return nil
-	})
+	r := bufio.NewReaderSize(nc, 1<<16)
+	if opts.StartTimeout > 0 {
+		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
+	}
+	err := c.cause(readHello(r), opts.StartTimeout)
+	nc.SetReadDeadline(time.Time{})
 	if err != nil {
 		c.fail(err)
+		close(c.reader)
 		c.release()
 		return nil, c.err
 	}
+	go c.readAnswers(r)
 	return c, nil
 }
 
+func readHello(r io.Reader) error {
+	var h [helloSize]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return fmt.Errorf("%w before its hello frame: %w", ErrExited, connEOF(err))
+	}
+	if string(h[:4]) != helloMagic {
+		return fmt.Errorf("%w: expected the hello frame %q, got %q", ErrProtocol, helloMagic, h[:])
+	}
+	if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
+		return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
+	}
+	return nil
+}
+
+// slotBytes is the size of each request slot of the shared buffer.
+func (c *Conn) slotBytes() int { return len(c.shared) / connDepth &^ 7 }
+
 // SharedSize returns the size in bytes of the shared buffer, 0 without one.
+// Batches of up to half of it (connections keep two requests in flight)
+// cross through it.
 func (c *Conn) SharedSize() int { return len(c.shared) }
 
 // Predict writes the model's predictions for x into dst, which must have
@@ -145,10 +185,8 @@ func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := checkBatch(dst, x); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
+	if err := c.sticky(); err != nil {
+		return err
 	}
 	step := x.M
 	if c.opts.MaxBatch > 0 {
@@ -156,52 +194,93 @@ func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	}
 	for lo := 0; lo < x.M; lo += step {
 		hi := min(lo+step, x.M)
-		if err := c.within(c.opts.Timeout, func() error { return c.roundTrip(dst[lo:hi], x.Rows(lo, hi)) }); err != nil {
-			return c.fail(err)
+		if err := c.call(dst[lo:hi], x.Rows(lo, hi)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// checkBatch validates the arguments of a Predict call.
-func checkBatch(dst []float64, x *tempora.Tensor) error {
-	if x == nil {
-		return errors.New("procmodel: nil batch")
+// call sends one request and waits for its answer.
+func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	n := len(x.Data)
+	shared := 8*n <= c.slotBytes()
+	offset := slot * c.slotBytes()
+	if shared {
+		// The slot is ours until its answer is read: fill it outside the
+		// write lock, while the other request may be on the wire.
+		putShared(c.shared[offset:], x.Data)
 	}
-	if len(dst) != x.M {
-		return fmt.Errorf("procmodel: %d predictions requested for %d instances", len(dst), x.M)
+	cl := &connCall{dst: dst, done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
 	}
-	if len(x.Data) != x.M*x.D*x.L {
-		return fmt.Errorf("procmodel: batch holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
-	}
-	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues {
-		return fmt.Errorf("procmodel: cannot send a batch of shape %d×%d×%d", x.M, x.D, x.L)
-	}
-	return nil
-}
-
-// roundTrip sends one request (through the shared buffer if it fits) and
-// reads its answer into dst.
-func (c *Conn) roundTrip(dst []float64, x *tempora.Tensor) error {
 	var err error
-	if n := len(x.Data); n > 0 && 8*n <= len(c.shared) {
-		putFloats(c.shared, x.Data)
-		var h [requestHeaderSize]byte
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	if shared {
+		var h [sharedRequestHeaderSize]byte
 		copy(h[:], sharedRequestMagic)
 		le := binary.LittleEndian
 		le.PutUint32(h[4:], Version)
 		le.PutUint32(h[8:], uint32(x.M))
 		le.PutUint32(h[12:], uint32(x.D))
 		le.PutUint32(h[16:], uint32(x.L))
+		le.PutUint64(h[20:], uint64(offset))
 		_, err = c.conn.Write(h[:])
 	} else {
 		c.wbuf, err = writeRequest(c.conn, c.wbuf, x)
 	}
 	if err != nil {
-		return fmt.Errorf("%w while receiving a batch of %d instances: %w", ErrExited, x.M, connEOF(err))
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving a batch of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
 	}
-	c.rbuf, err = readAnswer(c.r, c.rbuf, dst)
-	return err
+	cl.sent = time.Now()
+	c.pending <- cl // never blocks: at most connDepth calls hold slots
+	c.wmu.Unlock()
+	return <-cl.done
+}
+
+// readAnswers reads the answers, in request order, into the pending calls.
+// After a failure it answers every remaining call with the sticky error. It
+// returns when Close closes pending.
+func (c *Conn) readAnswers(r *bufio.Reader) {
+	defer close(c.reader)
+	var (
+		buf  []byte
+		last time.Time // when the previous answer was read
+	)
+	for cl := range c.pending {
+		if err := c.sticky(); err != nil {
+			cl.done <- err
+			continue
+		}
+		if d := c.opts.Timeout; d > 0 {
+			// The model starts on this request when it has answered the
+			// previous one.
+			c.conn.SetReadDeadline(later(cl.sent, last).Add(d))
+		}
+		var err error
+		buf, err = readAnswer(r, buf, cl.dst)
+		last = time.Now()
+		if err != nil {
+			err = c.fail(c.cause(err, c.opts.Timeout))
+		}
+		cl.done <- err
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // readAnswer reads one answer frame for len(dst) instances from r into dst,
@@ -238,15 +317,9 @@ func readAnswer(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
 	return buf, fmt.Errorf("%w: unknown status %d", ErrProtocol, status)
 }
 
-// within runs f with a deadline d on the connection (none if d is zero) and
-// reports ErrTimeout or the context's error in place of the I/O error they
-// cause.
-func (c *Conn) within(d time.Duration, f func() error) error {
-	if d > 0 {
-		c.conn.SetDeadline(time.Now().Add(d))
-		defer c.conn.SetDeadline(time.Time{})
-	}
-	err := f()
+// cause reports the context's error, or ErrTimeout for an expired
+// deadline (limit d), in place of the I/O error they cause.
+func (c *Conn) cause(err error, d time.Duration) error {
 	if err == nil {
 		return nil
 	}
@@ -259,11 +332,21 @@ func (c *Conn) within(d time.Duration, f func() error) error {
 	return err
 }
 
-// fail closes the connection, records the error (naming the connection) as
-// sticky and returns it.
+func (c *Conn) sticky() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// fail records the first error (naming the connection) as sticky, closes
+// the connection, and returns the sticky error.
 func (c *Conn) fail(cause error) error {
-	c.conn.Close()
-	c.err = &modelError{msg: fmt.Sprintf("%v [model %s]", cause, c.name), cause: cause}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = &modelError{msg: fmt.Sprintf("%v [model %s]", cause, c.name), cause: cause}
+		c.conn.Close()
+	}
 	return c.err
 }
 
@@ -275,16 +358,22 @@ func (c *Conn) release() {
 }
 
 // Close ends the connection, which tells the model to shut down. It waits
-// for a Predict in progress (cancel Attach's context to interrupt one). Close
-// is idempotent; Predict returns ErrClosed afterwards. It returns an error
-// only if closing the socket fails.
+// for the calls in flight (cancel Attach's context to interrupt them).
+// Close is idempotent; Predict returns ErrClosed afterwards. It returns an
+// error only if closing the socket fails.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil
 	}
 	c.closed = true
+	c.mu.Unlock()
+	// Wait for the calls in flight: they hold the slots.
+	for range connDepth {
+		<-c.slots
+	}
+	c.mu.Lock()
 	var err error
 	if c.err == nil {
 		if cerr := c.conn.Close(); cerr != nil {
@@ -292,8 +381,53 @@ func (c *Conn) Close() error {
 		}
 	}
 	c.err = ErrClosed
+	c.mu.Unlock()
+	c.wmu.Lock()
+	close(c.pending) // no call gets past the sticky error to send any more
+	c.wmu.Unlock()
+	<-c.reader
 	c.release()
+	for s := range connDepth {
+		c.slots <- s // callers waiting for a slot get ErrClosed
+	}
 	return err
+}
+
+// depth is the number of calls a Pool hands the connection at once.
+func (c *Conn) depth() int { return connDepth }
+
+// littleEndian reports whether this machine stores float64 values as the
+// protocol does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// putShared writes v into the shared buffer b as little-endian float64. On
+// little-endian machines that is a plain memory copy, several times faster
+// than encoding value by value (a Table-1 batch is 1.6 MB); b comes from
+// a page-aligned mapping at a multiple of 8 bytes, so the float64 view is
+// aligned.
+func putShared(b []byte, v []float64) {
+	if littleEndian && len(v) > 0 {
+		copy(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b[:8*len(v)]))), len(v)), v)
+		return
+	}
+	putFloats(b, v)
+}
+
+// checkBatch validates the arguments of a Predict call.
+func checkBatch(dst []float64, x *tempora.Tensor) error {
+	if x == nil {
+		return errors.New("procmodel: nil batch")
+	}
+	if len(dst) != x.M {
+		return fmt.Errorf("procmodel: %d predictions requested for %d instances", len(dst), x.M)
+	}
+	if len(x.Data) != x.M*x.D*x.L {
+		return fmt.Errorf("procmodel: batch holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
+	}
+	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues {
+		return fmt.Errorf("procmodel: cannot send a batch of shape %d×%d×%d", x.M, x.D, x.L)
+	}
+	return nil
 }
 
 // connEOF turns an end of file into a readable cause.

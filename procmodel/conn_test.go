@@ -4,12 +4,16 @@ package procmodel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,7 +26,13 @@ import (
 // socketPair returns the two ends of a connected unix stream socket.
 func socketPair(t *testing.T) (ours, theirs *os.File) {
 	t.Helper()
+	syscall.ForkLock.RLock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0]) // no helper process may inherit a copy
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +88,12 @@ func (s *connServer) serve(rw io.ReadWriteCloser, m tempora.Model) error {
 		}
 		x.M, x.D, x.L, x.Data = mm, d, l, make([]float64, mm*d*l)
 		if shared {
+			var off [8]byte
+			if _, err := io.ReadFull(br, off[:]); err != nil {
+				return err
+			}
 			s.viaBuf.Add(1)
-			getFloats(x.Data, s.shared)
+			getFloats(x.Data, s.shared[binary.LittleEndian.Uint64(off[:]):])
 		} else {
 			s.inline.Add(1)
 			if _, err := readFloats(br, nil, x.Data); err != nil {
@@ -138,9 +152,10 @@ func TestConnPredicts(t *testing.T) {
 		wantInline  int64
 	}{
 		{"no buffer", 0, 0, []int{1, 10, 40}, 0, 3},
-		// 10 instances fit in 8·10·15 = 1200 bytes; 40 do not.
-		{"buffer", 1200, 0, []int{1, 10, 40}, 2, 1},
-		{"buffer chunked", 1200, 10, []int{40}, 4, 0},
+		// 10 instances fit in a slot of 8·10·15 = 1200 bytes, half the
+		// buffer; 40 do not.
+		{"buffer", 2400, 0, []int{1, 10, 40}, 2, 1},
+		{"buffer chunked", 2400, 10, []int{40}, 4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, srv := attachServed(t, sumModel, tc.sharedBytes, Options{MaxBatch: tc.maxBatch})
@@ -281,4 +296,85 @@ func TestConnErrors(t *testing.T) {
 			t.Errorf("second Close: %v", err)
 		}
 	})
+}
+
+// TestConnPipelines checks that a Conn sends a second request before the
+// first is answered, and matches the in-order answers to their calls: the
+// model below reads two requests before answering either, which would
+// deadlock a connection that waits for each answer.
+func TestConnPipelines(t *testing.T) {
+	ours, theirs := socketPair(t)
+	go func() {
+		defer theirs.Close()
+		theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+		br := bufio.NewReader(theirs)
+		for {
+			var xs [2]*tempora.Tensor
+			for k := range xs {
+				var h [requestHeaderSize]byte
+				if _, err := io.ReadFull(br, h[:]); err != nil {
+					return
+				}
+				m, d, l, err := parseRequestHeader(h[:])
+				if err != nil {
+					return
+				}
+				xs[k] = tempora.NewTensor(m, d, l)
+				if _, err := readFloats(br, nil, xs[k].Data); err != nil {
+					return
+				}
+			}
+			for _, x := range xs {
+				pred := make([]float64, x.M)
+				sumModel(pred, x)
+				out := binary.LittleEndian.AppendUint32([]byte(responseMagic), statusOK)
+				out = binary.LittleEndian.AppendUint32(out, uint32(x.M))
+				out = append(out, make([]byte, 8*x.M)...)
+				putFloats(out[responseHeaderSize:], pred)
+				theirs.Write(out)
+			}
+		}
+	}()
+	c, err := Attach(context.Background(), ours, nil, Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	errs := make(chan error, 6)
+	for k := range 6 {
+		go func() {
+			m := 3 + k // different sizes: a mismatched answer is an error
+			x := randomTensor(m, 2, 4, strconv.Itoa(k))
+			got, want := make([]float64, m), make([]float64, m)
+			sumModel(want, x)
+			if err := c.Predict(got, x); err != nil {
+				errs <- err
+				return
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					errs <- fmt.Errorf("call %d, instance %d: got %v, want %v", k, i, got[i], want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestPutShared checks that the fast copy into a shared buffer writes the
+// protocol's bytes, special values included.
+func TestPutShared(t *testing.T) {
+	v := []float64{0, math.Copysign(0, -1), 1.5, -2, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64, math.MaxFloat64}
+	got, want := make([]byte, 8*len(v)+8), make([]byte, 8*len(v)+8)
+	putShared(got, v)
+	putFloats(want, v)
+	if !bytes.Equal(got, want) {
+		t.Errorf("putShared wrote % x, want % x", got, want)
+	}
 }

@@ -31,6 +31,15 @@
 // and the tail of its standard error; the process group is then killed and
 // the Model returns that error from then on. Close ends the child.
 //
+// StartPool starts several copies of a command as a Pool, which hands each
+// Predict call, whole, to an idle copy, so that they answer in parallel; the
+// results do not depend on the number of copies. Attach (and AttachFD, for
+// inherited file descriptors) presents a model that is already running, on
+// the other end of a connected socket, as a Conn: the same frames, up to two
+// requests in flight, and optionally a shared memory buffer that carries the
+// batches instead of the socket. The Python package starts tempora this way
+// so that the model stays in the user's process.
+//
 // Serve is the child's side in Go (see examples/gomodel);
 // examples/python/serve_model.py is the child's side in Python.
 package procmodel

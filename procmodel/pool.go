@@ -18,8 +18,10 @@ type Member interface {
 }
 
 // Pool is a tempora.Model answered by several model processes in parallel:
-// each Predict call goes, whole, to one idle member, so up to Len calls run
-// at once (explainers make concurrent calls from their workers). Which
+// each Predict call goes, whole, to one idle member, so up to Slots calls run
+// at once (explainers make concurrent calls from their workers). A *Conn
+// member takes two calls at once, so that its model finds the next batch
+// waiting when it finishes one; other members take one. Which
 // member answers a call is not deterministic, so the members must compute
 // the same function; then the predictions, and everything an explainer
 // derives from them, do not depend on the number of members. A call is
@@ -46,15 +48,36 @@ func NewPool(members ...Member) (*Pool, error) {
 	if len(members) == 0 {
 		return nil, errors.New("procmodel: a pool needs at least one model")
 	}
-	p := &Pool{members: members, idle: make(chan Member, len(members))}
+	slots := 0
 	for i, m := range members {
 		if m == nil {
 			return nil, fmt.Errorf("procmodel: pool model %d is nil", i)
 		}
-		p.idle <- m
+		slots += depth(m)
+	}
+	// Round-robin order: every member's first slot, then every second one.
+	p := &Pool{members: members, idle: make(chan Member, slots)}
+	for k := 0; len(p.idle) < slots; k++ {
+		for _, m := range members {
+			if k < depth(m) {
+				p.idle <- m
+			}
+		}
 	}
 	return p, nil
 }
+
+// depth returns the number of calls m takes at once.
+func depth(m Member) int {
+	if d, ok := m.(interface{ depth() int }); ok {
+		return d.depth()
+	}
+	return 1
+}
+
+// Slots returns the number of calls the pool runs at once: one per member,
+// two per *Conn.
+func (p *Pool) Slots() int { return cap(p.idle) }
 
 // StartPool starts n copies of command (see Start) concurrently and returns
 // them as a pool. If any copy fails to start, the others are closed and the

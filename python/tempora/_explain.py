@@ -170,7 +170,7 @@ def _worker_main(sock, buf, size, target, is_factory, inherited):
     else:
         predict = target
     try:
-        _protocol.serve_stream(predict, conn.recv_into, conn.sendall, shared=mm)
+        _protocol.serve_socket(predict, conn, shared=mm)
     except (BrokenPipeError, ConnectionResetError):
         pass
     finally:
@@ -269,7 +269,7 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
 
     exe = find_binary(binary)
     if shared_bytes is None:
-        shared_bytes = max(X.nbytes, _MIN_SHARED_BYTES)
+        shared_bytes = max(2 * X.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
     with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
@@ -320,7 +320,7 @@ def _run(args, predict, n, shared_bytes, target, is_factory, ctx, verbose, json_
             c.close()  # the worker holds its own copies
         main = conns[0]
         try:
-            first = _protocol.serve_stream(predict, main.ours.recv_into, main.ours.sendall, shared=main.map())
+            first = _protocol.serve_socket(predict, main.ours, shared=main.map())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the program ended; its exit status tells why
         except _protocol.ProtocolError as exc:

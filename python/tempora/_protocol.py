@@ -25,6 +25,7 @@ MAX_MESSAGE = 1 << 20
 
 HELLO = struct.pack("<4sI", HELLO_MAGIC, VERSION)
 _REQUEST = struct.Struct("<4sIIII")  # magic, version, M, D, L
+_OFFSET = struct.Struct("<Q")  # a shared request's values: byte offset in the buffer
 _ANSWER = struct.Struct("<4sII")  # magic, status, count
 
 
@@ -77,9 +78,10 @@ def describe_exception(exc):
 
 
 def serve_stream(predict, readinto, sendall, shared=None):
-    """Answer requests with predict until the input ends; return the first
-    exception predict raised (it is reported to tempora, which then stops),
-    or None.
+    """Answer requests with predict until the input ends (or the output
+    breaks); return the first exception predict raised, or None. The
+    exception is reported to tempora, which then stops; predict is not
+    called again.
 
     readinto(view) reads into a writable buffer and returns the number of
     bytes read (0 at end of input); sendall(data) writes all of data.
@@ -90,26 +92,36 @@ def serve_stream(predict, readinto, sendall, shared=None):
     sendall(HELLO)
     header = bytearray(_REQUEST.size)
     hview = memoryview(header)
+    offset = bytearray(_OFFSET.size)
+    oview = memoryview(offset)
     inline = bytearray()
     first = None
     while True:
-        if not _read_exactly(readinto, hview):
-            return first  # shutdown: tempora closed the connection
+        try:
+            if not _read_exactly(readinto, hview):
+                return first  # shutdown: tempora closed the connection
+        except ConnectionResetError:
+            return first  # tempora has gone without reading everything we sent
         magic, version, m, d, l = _REQUEST.unpack(header)
         n = m * d * l
+        off = 0
+        if magic == SHARED_REQUEST_MAGIC:
+            if not _read_exactly(readinto, oview):
+                raise ProtocolError("input ended after a request header")
+            off = _OFFSET.unpack(offset)[0]
         problem = None
         if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or version != VERSION:
             problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
         elif d == 0 or l == 0 or n > MAX_VALUES:
             problem = "request has unusable shape %dx%dx%d" % (m, d, l)
-        elif magic == SHARED_REQUEST_MAGIC and (shared is None or 8 * n > len(shared)):
-            problem = "shared request of %d values does not fit the shared buffer (%d bytes)" % (
-                n, 0 if shared is None else len(shared))
+        elif magic == SHARED_REQUEST_MAGIC and (shared is None or off % 8 or off + 8 * n > len(shared)):
+            problem = "shared request of %d values at offset %d does not fit the shared buffer (%d bytes)" % (
+                n, off, 0 if shared is None else len(shared))
         if problem is not None:
             sendall(encode_error(problem))
             raise ProtocolError(problem)
         if magic == SHARED_REQUEST_MAGIC:
-            batch = np.frombuffer(shared, dtype="<f8", count=n).reshape(m, d, l)
+            batch = np.frombuffer(shared, dtype="<f8", count=n, offset=off).reshape(m, d, l)
         else:
             if len(inline) < 8 * n:
                 inline = bytearray(8 * n)
@@ -117,14 +129,31 @@ def serve_stream(predict, readinto, sendall, shared=None):
             if n and not _read_exactly(readinto, view):
                 raise ProtocolError("input ended after a request header")
             batch = np.frombuffer(inline, dtype="<f8", count=n).reshape(m, d, l)
-        try:
-            frame = encode_answer(predict(batch), m)
-        except Exception as exc:  # reported to tempora, which stops
-            if first is None:
+        if first is not None:
+            # tempora stops at the first error; a request it sent before
+            # reading that error is not evaluated.
+            frame = encode_error("not evaluated: " + describe_exception(first))
+        else:
+            try:
+                frame = encode_answer(predict(batch), m)
+            except Exception as exc:  # reported to tempora, which stops
                 first = exc
-            frame = encode_error(describe_exception(exc))
+                frame = encode_error(describe_exception(exc))
         del batch
-        sendall(frame)
+        try:
+            sendall(frame)
+        except (BrokenPipeError, ConnectionResetError):
+            return first  # tempora has gone (after an error, it stops reading)
+
+
+def serve_socket(predict, sock, shared=None):
+    """serve_stream over a connected socket (buffered, so that a header and
+    a shared request's offset take one system call)."""
+    reader = sock.makefile("rb", buffering=1 << 16)
+    try:
+        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared)
+    finally:
+        reader.close()
 
 
 def serve(predict, stdin=None, stdout=None):

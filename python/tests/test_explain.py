@@ -67,6 +67,16 @@ class AcceptanceTest(unittest.TestCase):
         self.assertEqual(out.stdout.strip(), "1,3,6")
 
 
+    def test_readmes_show_the_acceptance_script(self):
+        # The READMEs' example is the acceptance script (but for its last
+        # line, which prints differently), so that it cannot drift.
+        body = "\n".join(ACCEPTANCE.splitlines()[:-1])
+        for readme in (os.path.join(HERE, "..", "README.md"), os.path.join(HERE, "..", "..", "README.md")):
+            with open(readme, encoding="utf-8") as f:
+                text = "\n".join(line.split("  #")[0].rstrip() for line in f.read().splitlines())
+            self.assertIn("\n".join(l.split("  #")[0].rstrip() for l in body.splitlines()), text, readme)
+
+
 class ExplainTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -14,10 +14,11 @@ import tempora
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Explains a slow model (50 ms per batch: the run would take minutes) and
-# prints "running" once the program has asked for a few batches.
+# Explains a slow model (50 ms per batch in every process: the run would take
+# a minute) and prints "running" once the program has asked this process for
+# a few batches.
 SCRIPT = textwrap.dedent("""\
-    import sys, tempora, _models
+    import functools, sys, tempora, _models
     slow = _models.Slow(0.05)
     calls = []
     def predict(batch):
@@ -28,7 +29,7 @@ SCRIPT = textwrap.dedent("""\
     X = _models.data(200)
     if __name__ == "__main__":
         tempora.explain(predict, X, _models.additive(X), task="regression",
-                        model_procs=int(sys.argv[1]), model_factory=_models.make_additive)
+                        model_procs=int(sys.argv[1]), model_factory=functools.partial(_models.Slow, 0.05))
     """)
 
 
@@ -65,14 +66,14 @@ def running(pid):
 
 @unittest.skipUnless(os.path.isdir("/proc/self"), "needs /proc to list processes")
 class InterruptTest(unittest.TestCase):
-    def interrupt(self, procs):
+    def interrupt(self, procs, group=False):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         script = os.path.join(tmp.name, "interrupted.py")
         with open(script, "w") as f:
             f.write(SCRIPT)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE] + sys.path))
-        p = subprocess.Popen([sys.executable, script, str(procs)], env=env,
+        p = subprocess.Popen([sys.executable, script, str(procs)], env=env, start_new_session=group,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             line = p.stdout.readline()
@@ -83,7 +84,10 @@ class InterruptTest(unittest.TestCase):
             self.assertEqual(len(programs), 1, "the tempora program among %s" % kids)
             self.assertGreaterEqual(len(kids), procs, "model processes among %s" % kids)
             start = time.monotonic()
-            p.send_signal(signal.SIGINT)
+            if group:  # a terminal's Ctrl-C: the whole foreground process group
+                os.killpg(p.pid, signal.SIGINT)
+            else:  # e.g. a notebook's "interrupt kernel": the Python process alone
+                p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=30)
             self.assertLess(time.monotonic() - start, 10, "interrupt took too long")
         finally:
@@ -102,6 +106,9 @@ class InterruptTest(unittest.TestCase):
 
     def test_model_processes(self):
         self.interrupt(3)
+
+    def test_terminal_ctrl_c(self):
+        self.interrupt(2, group=True)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,12 @@ from test_explain import without_runtime
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def request(magic, x):
+def request(magic, x, offset=0):
     m, d, l = x.shape
     head = struct.pack("<4sIIII", magic, 1, m, d, l)
-    return head + (x.astype("<f8").tobytes() if magic == b"TMPQ" else b"")
+    if magic == b"TMPM":
+        return head + struct.pack("<Q", offset)
+    return head + x.astype("<f8").tobytes()
 
 
 def answers(data):
@@ -53,27 +55,51 @@ class ServeStreamTest(unittest.TestCase):
 
     def test_inline_and_shared_requests(self):
         x1, x2 = _models.data(5, 6, 10, seed=1), _models.data(3, 6, 10, seed=2)
-        shared = mmap.mmap(-1, 4096)
+        shared = mmap.mmap(-1, 8192)
         shared[:x2.nbytes] = x2.astype("<f8").tobytes()
-        first, got = self.run_stream([request(b"TMPQ", x1), request(b"TMPM", x2)], _models.additive, shared)
+        shared[4096:4096 + x1.nbytes] = x1.astype("<f8").tobytes()
+        first, got = self.run_stream([request(b"TMPQ", x1), request(b"TMPM", x2), request(b"TMPM", x1, 4096)],
+                                     _models.additive, shared)
         self.assertIsNone(first)
         self.assertTrue(np.array_equal(got[0], _models.additive(x1)))
         self.assertTrue(np.array_equal(got[1], _models.additive(x2)))
+        self.assertTrue(np.array_equal(got[2], _models.additive(x1)))
 
-    def test_exception_becomes_an_error_frame_and_serving_goes_on(self):
+    def test_exception_becomes_an_error_frame(self):
         x = _models.data(2, 6, 10)
         calls = []
 
         def predict(batch):
             calls.append(1)
-            if len(calls) == 1:
+            if len(calls) == 2:
                 raise KeyError("weights")
             return _models.additive(batch)
 
-        first, got = self.run_stream([request(b"TMPQ", x), request(b"TMPQ", x)], predict)
+        first, got = self.run_stream([request(b"TMPQ", x)] * 3, predict)
         self.assertIsInstance(first, KeyError)
-        self.assertEqual(got[0], "predict raised KeyError: 'weights'")
-        self.assertTrue(np.array_equal(got[1], _models.additive(x)))
+        self.assertTrue(np.array_equal(got[0], _models.additive(x)))
+        self.assertEqual(got[1], "predict raised KeyError: 'weights'")
+        # A request already sent when the error was: answered, not evaluated.
+        self.assertEqual(got[2], "not evaluated: predict raised KeyError: 'weights'")
+        self.assertEqual(len(calls), 2)
+
+    def test_broken_output_ends_serving(self):
+        x = _models.data(2, 6, 10)
+        src = io.BytesIO(request(b"TMPQ", x) * 2)
+        sent = []
+
+        def sendall(data):
+            if len(sent) == 2:  # the hello and one answer went through
+                raise BrokenPipeError()
+            sent.append(data)
+
+        def predict(batch):
+            if len(sent) == 2:
+                raise ValueError("late")
+            return _models.additive(batch)
+
+        first = _protocol.serve_stream(predict, src.readinto, sendall)
+        self.assertIsInstance(first, ValueError)
 
     def test_answers_of_any_array_like(self):
         class FakeTensor:  # what a PyTorch tensor offers
@@ -102,6 +128,7 @@ class ServeStreamTest(unittest.TestCase):
         for frames, why in [
             ([b"GARBAGE!" * 3], "bad request header"),
             ([request(b"TMPM", x)], "does not fit the shared buffer"),
+            ([request(b"TMPM", x, 4)], "does not fit the shared buffer"),
             ([struct.pack("<4sIIII", b"TMPQ", 1, 2, 0, 3)], "unusable shape"),
             ([struct.pack("<4sIIII", b"TMPQ", 2, 2, 1, 3)], "version 2"),
         ]:
