@@ -146,6 +146,7 @@ def run_problem(i, cfg, args, tempora, binary):
     with open(os.path.join(pdir, "problem.json")) as f:
         gens = json.load(f)["generators"]
     types = [g["type"] + ("-trend" if g.get("trend") else "") + ("-bernoulli" if g.get("bernoulli") else "") for g in gens]
+    aggregators = [f["aggregator"] for f in sorted(prob.model["features"], key=lambda f: f["index"])]
     records = []
     for arch in cfg["archs"]:
         path = os.path.join(args.out, "runs", "p%02d-%s.json" % (i, arch))
@@ -157,6 +158,9 @@ def run_problem(i, cfg, args, tempora, binary):
             with open(path) as f:
                 rec = json.load(f)
             if rec.get("settings") == key:
+                if "aggregators" not in rec:  # a property of the problem, added after the first runs
+                    rec["aggregators"] = aggregators
+                    _write_json(path, rec)
                 _log("p%02d %s: done earlier, kept" % (i, arch))
                 records.append(rec)
                 continue
@@ -164,7 +168,7 @@ def run_problem(i, cfg, args, tempora, binary):
                "relevant": [int(j) for j in range(d) if relevant[j]],
                "coefficients": [float(a) for a in alpha], "label_flip_rates": [float(r) for r in flips],
                "timestep_correlations": [[round(float(c), 6) for c in row] for row in corr],
-               "feature_types": types, "true_windows": [f["window"] for f in prob.truth["features"]],
+               "feature_types": types, "aggregators": aggregators, "true_windows": [f["window"] for f in prob.truth["features"]],
                "generator_auroc": gen_auc, "timing": {}}
         tseed = common.derive_seed(seed, "train", i, arch)
         clock = Clock()

@@ -209,6 +209,33 @@ def found_by_type(records):
     return _md(header, rows), (["network", "feature_type", "relevant", "median_flip_rate", "time_found", "perm_topk", "perm_topn"], csv)
 
 
+def window_ordering(records):
+    """TIME's window-ordering test on relevant features against the generator's aggregator."""
+    header = ["network", "aggregator", "order matters to the generator", "relevant features with a significant window",
+              "TIME: window ordering important", "of them with the exact window", "TIME: window ordering important (exact)"]
+    rows, csv = [], []
+    for a in _archs(records):
+        stats = {}
+        for r in (r for r in records if r["arch"] == a):
+            e = r["explanations"]["time"]
+            for j in e["important"]:
+                if j in r["relevant"] and e["window_significant"][j]:
+                    st = stats.setdefault(r["aggregators"][j], [0, 0, 0, 0])
+                    st[0] += 1
+                    st[1] += e["window_ordering_important"][j]
+                    if e["windows"][j] == r["true_windows"][j]:
+                        st[2] += 1
+                        st[3] += e["window_ordering_important"][j]
+        pct = lambda k, n: "%d (%.0f%%)" % (k, 100.0 * k / n) if n else "-"
+        for agg in sorted(stats):
+            n, k, ne, ke = stats[agg]
+            ordered = "yes" if agg.endswith("weighted_sum") else "no"
+            rows.append([a.upper(), agg, ordered, n, pct(k, n), ne, pct(ke, ne)])
+            csv.append([a, agg, ordered, n, k, ne, ke])
+    return _md(header, rows), (["network", "aggregator", "generator_order_matters", "features", "time_window_ordering",
+                                "exact_window", "time_window_ordering_exact"], csv)
+
+
 def windows(records):
     """TIME's windows of the relevant features it found, against the generator's, by feature type."""
     header = ["network", "feature type", "found", "exact", "wider", "narrower", "shifted",
@@ -272,6 +299,12 @@ def write(out, cfg, records):
     md, csv = time_details(records)
     save("time-windows", md, csv, "TIME: windows and orderings",
          "Windows exact: relevant features TIME found whose window equals the generator's.")
+    md, csv = window_ordering(records)
+    save("window-ordering", md, csv, "Window ordering: the network against the generator",
+         "The generator's max and average are unchanged when the window's timesteps are reordered; weighted sums are "
+         "not. TIME tests the network, whose approximation of a max or an average need not be order-invariant. A window "
+         "wider than the generator's also makes reordering matter (values move in and out of the true window), so the "
+         "last two columns keep the features whose window TIME found exactly.")
     md, csv = windows(records)
     save("windows-by-type", md, csv, "TIME's windows of relevant features, by feature type",
          "Relevant features TIME found, by generator type. Offsets are TIME's window start (end) minus the "
