@@ -80,7 +80,7 @@ def detection(records):
     rows, csv, per = [], [], []
     for a in _archs(records):
         rs = [r for r in records if r["arch"] == a]
-        for m in rs[0]["explanations"]:
+        for m in sorted(rs[0]["explanations"], key=lambda m: (list(METHOD_LABELS).index(m) if m in METHOD_LABELS else 99, m)):
             es = [r["explanations"][m] for r in rs]
             vals = {k: [e["metrics"][k] for e in es] for k in DETECTION}
             n_sel = [len(e["important"]) for e in es] if m == "time" else [len(r["relevant"]) for r in rs]
