@@ -6,15 +6,28 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python check bench bench-micro bench-suite demo paper paper-quick paper-table1 reference clean
+.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference clean
 
 # build compiles the command line into bin/tempora.
 build:
 	$(GO) build -o $(BIN) ./cmd/tempora
 
-# test runs every package's tests (the full default run).
+# test runs every package's tests (the full default run), then the tests of
+# the example module examples/newmethod (a module of its own, which go test
+# ./... at the root does not enter).
 test:
 	$(GO) test ./...
+	cd examples/newmethod && $(GO) test ./... && $(GO) vet ./...
+
+# test-slurm runs a sharded table1 suite through a real Slurm: it starts a
+# throwaway single-node cluster on localhost (scripts/slurm-cluster.sh;
+# needs root and Debian's slurm-wlm and munge packages), submits the job
+# array written by "tempora export", cancels it once a record exists and
+# resubmits it (the shards must stop cleanly on SIGTERM and resume), merges
+# the shards and checks that records and report equal an unsharded local run
+# apart from runtimes (scripts/test-slurm.sh).
+test-slurm: build
+	scripts/test-slurm.sh
 
 # test-python tests the Python package (python/): it creates a virtual
 # environment under out/ on Debian's python3 with --system-site-packages (for
@@ -38,6 +51,30 @@ check:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/tools/importcheck
 
+# fuzz runs every fuzz target of the module (each func FuzzX in a _test.go
+# file) for FUZZTIME, one after another: go test -fuzz takes one target per
+# run. Seeds are each package's testdata/fuzz/FuzzX (also run by make test)
+# plus the f.Add calls; new interesting inputs go to Go's cache. A failing
+# input is written to testdata/fuzz/FuzzX and stops make; commit it with its
+# fix, as a regression test. FUZZ narrows the list and FUZZPARALLEL sets the
+# worker processes per target, e.g.
+# make fuzz FUZZ=./procmodel:FuzzServe FUZZTIME=10m FUZZPARALLEL=2.
+# Minimization is off by default (FUZZMINIMIZETIME=0): Go's minimizer
+# sometimes loses its worker ("fuzzing process hung or terminated
+# unexpectedly while minimizing: EOF", golang/go#52569) and writes an input
+# that passes; crashers are then kept as found.
+FUZZTIME         ?= 10s
+FUZZPARALLEL     ?= 1
+FUZZMINIMIZETIME ?= 0
+FUZZ         ?= $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | sed 's|^\(.*\)/[^/]*_test.go:func |\1:|' | sort)
+
+fuzz:
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz: $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel $(FUZZPARALLEL) -timeout 0 || exit 1; \
+	done
+
 # bench runs the micro-benchmarks and a small fixed suite (table1 at paper
 # scale, 3 models), all in the Go benchmark format: out/bench.txt and
 # out/bench-table1.txt. Compare two runs or commits with benchstat, e.g.
@@ -60,14 +97,13 @@ bench-suite: build
 	./$(BIN) run -suite table1 -models 3 -out $(OUT)/bench-table1
 	cp $(OUT)/bench-table1/bench.txt $(OUT)/bench-table1.txt
 
-# The paper's suites. A rerun of the same target resumes: finished records
-# are kept and skipped. paper-quick runs every suite at quick scale (fewer
-# models and instances; about 3 minutes on 2 cores) and reports it into
-# out/quick/report. paper runs every suite at paper scale (100 models each);
-# on 2 cores expect about 45 minutes for table1, about 2 hours for each
-# test-set-size suite and well over a day for table-s2 (LIME and SAGE on 600
-# columns), so run it on more cores or in shards (tempora export). paper-table1
-# runs Table 1 / S1 alone.
+# The paper's suites (every suite but grid; cli's tests check the list). A
+# rerun of the same target resumes: finished records are kept and skipped.
+# paper-quick runs every suite at quick scale (fewer models and instances)
+# and reports it into out/quick/report. paper runs every suite at paper
+# scale (100 models each); run table-s2 on more cores or in shards (tempora
+# export). paper-table1 runs Table 1 / S1 alone. Expected times: tempora run
+# -list (or README.md).
 SUITES := table1 table-s2 testsize-regression testsize-classification
 comma := ,
 empty :=
@@ -84,6 +120,15 @@ paper: build
 paper-table1: build
 	./$(BIN) run -suite table1 -out $(OUT)/paper/table1
 	./$(BIN) report -in $(OUT)/paper/table1 -out $(OUT)/paper/table1/report
+
+# paper-sequential compares sequential and fixed-P tests at paper scale
+# (docs/decisions.md, section TIME, "Cost and fidelity"): 100 Table-1
+# problems in both modes, 100 problems with one relevant feature, and
+# WIDE_MODELS problems of 1000 × 100 × 20 (about a minute each). About
+# 15 minutes on 2 cores with the defaults.
+WIDE_MODELS ?= 5
+paper-sequential:
+	TEMPORA_PAPER_SCALE=1 TEMPORA_WIDE_MODELS=$(WIDE_MODELS) $(GO) test ./experiments -run '^TestTIMESequentialPaperScale$$' -v -timeout 0
 
 # reference refreshes the committed snapshot results/reference/quick from
 # out/quick/report (run make paper-quick first).

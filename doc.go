@@ -37,9 +37,12 @@
 //
 // Package synth generates Markov-chain temporal data and additive models with
 // known ground truth; explain and baselines explain models without seeing
-// that truth; experiments joins the two, scores explanations and writes
-// records; results renders tables and plots from saved records; cmd/tempora
-// is the command line.
+// that truth; package method makes any explainer a method of the benchmark
+// (name, typed parameters, constructor) and measures its cost;
+// experiments joins the two, scores explanations (package metrics) and
+// writes records (package record); results renders tables and plots from
+// saved records; package cli is the command line (cmd/tempora calls
+// cli.Main, and so can a program that adds its own methods).
 //
 // # References
 //

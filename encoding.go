@@ -32,6 +32,15 @@ type jsonAccounting struct {
 	WindowProbes   int64   `json:"window_probes"`
 	RuntimeSeconds float64 `json:"runtime_seconds"`
 	Incomplete     bool    `json:"incomplete"`
+	// Draws is omitted for methods without permutation tests.
+	Draws []jsonDrawCount `json:"draws,omitempty"`
+}
+
+type jsonDrawCount struct {
+	Test     string `json:"test"`
+	Tests    int64  `json:"tests"`
+	Draws    int64  `json:"draws"`
+	MaxDraws int64  `json:"max_draws"`
 }
 
 type jsonFeature struct {
@@ -116,6 +125,9 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 			Incomplete: e.Accounting.Incomplete,
 		},
 	}
+	for _, c := range e.Accounting.Draws {
+		j.Accounting.Draws = append(j.Accounting.Draws, jsonDrawCount(c))
+	}
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
@@ -169,6 +181,9 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,
 		Runtime: time.Duration(a.RuntimeSeconds * float64(time.Second)), Incomplete: a.Incomplete,
+	}
+	for _, c := range a.Draws {
+		e.Accounting.Draws = append(e.Accounting.Draws, DrawCount(c))
 	}
 	return nil
 }

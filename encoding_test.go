@@ -58,7 +58,8 @@ func sampleExplanation() *Explanation {
 	g := NewFeatureResult(-1, "vitals")
 	g.Members, g.Tested, g.Important, g.Score, g.PValue, g.PAdjusted = []int{0, 1}, true, true, 0.75, 1.0/51, 1.0/51
 	e.Groups = []FeatureResult{g}
-	e.Accounting = Accounting{ModelCalls: 412, InstanceEvals: 412000, WindowProbes: 9, Runtime: 1500 * time.Millisecond}
+	e.Accounting = Accounting{ModelCalls: 412, InstanceEvals: 412000, WindowProbes: 9, Runtime: 1500 * time.Millisecond,
+		Draws: []DrawCount{{"overall", 3, 130, 297}, {"window search", 9, 41, 450}, {"ordering", 2, 38, 38}, {"window", 2, 38, 38}, {"window ordering", 2, 164, 164}}}
 	e.Warnings = []string{"feature temp: not tested"}
 	return e
 }
@@ -226,5 +227,32 @@ func TestUnmarshalRejectsBadWindows(t *testing.T) {
 		if err := e.UnmarshalJSON([]byte(doc)); err == nil {
 			t.Errorf("window %s accepted", w)
 		}
+	}
+}
+
+// TestWriteDraws checks the draw table: one row per kind of test and a
+// total, the saving 1 − draws/max draws, and nothing without draws.
+func TestWriteDraws(t *testing.T) {
+	var b strings.Builder
+	if err := sampleExplanation().Accounting.WriteDraws(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `test             tests  draws  max draws  saved
+overall          3      130    297        56.2%
+window search    9      41     450        90.9%
+ordering         2      38     38         0.0%
+window           2      38     38         0.0%
+window ordering  2      164    164        0.0%
+total            18     411    987        58.4%
+`
+	if b.String() != want {
+		t.Errorf("draw table\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := (Accounting{ModelCalls: 3}).WriteDraws(&b); err != nil || b.Len() != 0 {
+		t.Errorf("no draws: wrote %q, %v", b.String(), err)
+	}
+	if s := (DrawCount{}).Saved(); s != 0 {
+		t.Errorf("empty count saved %v, want 0", s)
 	}
 }

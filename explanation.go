@@ -1,10 +1,13 @@
 package tempora
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"text/tabwriter"
 	"time"
 )
 
@@ -74,6 +77,68 @@ type Accounting struct {
 	// Incomplete is true when the method stopped on a budget before its own
 	// stopping rule (e.g. SAGE's convergence test) was met.
 	Incomplete bool
+	// Draws breaks the permutation draws down by kind of test, in a fixed
+	// order (TIME: overall, window search, ordering, window, window
+	// ordering; PERM: cell); nil for methods that do not run permutation
+	// tests.
+	Draws []DrawCount
+}
+
+// DrawCount is the cost of one kind of permutation test. Each draw is one
+// model call on all instances.
+type DrawCount struct {
+	// Test names the kind of test.
+	Test string
+	// Tests is the number of tests run.
+	Tests int64
+	// Draws is the number of draws evaluated, including any evaluated in
+	// a batch after a sequential test's stopping point.
+	Draws int64
+	// MaxDraws is the number of draws the same tests make without
+	// stopping early, each running to its cap: what fixed-P tests with the
+	// same caps would have cost. Draws = MaxDraws in fixed mode.
+	MaxDraws int64
+}
+
+// Saved returns the fraction of MaxDraws that the sequential tests did
+// not need, 1 − Draws/MaxDraws (0 when MaxDraws is 0).
+func (c DrawCount) Saved() float64 {
+	if c.MaxDraws == 0 {
+		return 0
+	}
+	return 1 - float64(c.Draws)/float64(c.MaxDraws)
+}
+
+// WriteDraws writes a's draw counts as a table with a total row, one line
+// per kind of test:
+//
+//	test             tests  draws  max draws  saved
+//	overall             10    545        990  45.0%
+//	…
+//	total               60   1085       4500  75.9%
+//
+// It writes nothing when a has no draw counts.
+func (a Accounting) WriteDraws(w io.Writer) error {
+	if len(a.Draws) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "test\ttests\tdraws\tmax draws\tsaved")
+	for _, c := range append(append([]DrawCount(nil), a.Draws...), a.TotalDraws()) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\n", c.Test, c.Tests, c.Draws, c.MaxDraws, 100*c.Saved())
+	}
+	return tw.Flush()
+}
+
+// TotalDraws returns the sum of a's draw counts, with Test "total".
+func (a Accounting) TotalDraws() DrawCount {
+	t := DrawCount{Test: "total"}
+	for _, c := range a.Draws {
+		t.Tests += c.Tests
+		t.Draws += c.Draws
+		t.MaxDraws += c.MaxDraws
+	}
+	return t
 }
 
 // FeatureResult is the result for one feature, or for one group of features
@@ -151,7 +216,10 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("tempora: window must be [start, end]: %w", err)
 	}
 	if len(a) != 2 || a[0] < 0 || a[1] < a[0] {
-		return fmt.Errorf("tempora: window %s must be [start, end] with 0 <= start <= end", b)
+		// Compact the JSON so that the message stays on one line.
+		var c bytes.Buffer
+		json.Compact(&c, b)
+		return fmt.Errorf("tempora: window %s must be [start, end] with 0 <= start <= end", c.Bytes())
 	}
 	*w = Window{Start: a[0], End: a[1]}
 	return nil

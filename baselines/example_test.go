@@ -75,18 +75,20 @@ func ExampleSAGE() {
 
 func ExamplePERM() {
 	model, data := exampleProblem()
-	// One permutation test per cell; the effect sizes are about
-	// 2·a²·Var = (8, 2).
+	// One sequential permutation test per cell; the effect sizes are about
+	// 2·a²·Var = (8, 2). The 6 cells cap each test at 59 permutations, so a
+	// cell the model relies on gets p = 1/60 and one it never reads stops
+	// after 6 draws with p = 1.
 	r, err := baselines.PERM{Seed: 1}.Analyze(context.Background(), model, data)
 	if err != nil {
 		log.Fatal(err)
 	}
 	printCells(r.Explanation(false))
-	fmt.Printf("p-value of cell (0, 1): %.3f\n", r.PValue(0, 1))
-	fmt.Printf("p-value of cell (1, 1): %.3f\n", r.PValue(1, 1))
+	fmt.Printf("p-value of cell (0, 1): %.3f after %d draws\n", r.PValue(0, 1), r.Draws[1])
+	fmt.Printf("p-value of cell (1, 1): %.3f after %d draws\n", r.PValue(1, 1), r.Draws[4])
 	// Output:
-	// PERM feature 0:  0.00  7.63  1.98
+	// PERM feature 0:  0.00  7.61  1.98
 	// PERM feature 1:  0.00  0.00  0.00
-	// p-value of cell (0, 1): 0.020
-	// p-value of cell (1, 1): 1.000
+	// p-value of cell (0, 1): 0.017 after 59 draws
+	// p-value of cell (1, 1): 1.000 after 6 draws
 }

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/memlimit"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // Defaults of the LIME configuration, as the paper ran the lime package.
@@ -71,9 +73,26 @@ type LIME struct {
 	Seed uint64
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
+	// MaxMemory bounds, in bytes, the memory LIME plans to allocate (see
+	// LIMEMemory), checked before anything is allocated so that an
+	// absurd Samples fails with an error instead of exhausting memory.
+	// Zero means the limit of internal/memlimit: GOMEMLIMIT if set,
+	// otherwise 3/4 of the physical or control-group memory. A negative
+	// value disables the check.
+	MaxMemory int64
 }
 
 var _ tempora.Explainer = LIME{}
+
+// LIMEMemory estimates the bytes LIME allocates for n explained instances
+// of p = D·L columns, with the given samples per instance and workers: the
+// n × p weights, and per worker the samples × p model input and design
+// matrix, the p × p Gram matrix and its Cholesky factor, and vectors. The
+// data and whatever the model allocates come on top.
+func LIMEMemory(n, p, samples, workers int) float64 {
+	fn, fp, fs, fw := float64(n), float64(p), float64(samples), float64(workers)
+	return 8 * (fn*fp + fw*(2*fs*fp+2*fp*fp+2*fs+3*fp))
+}
 
 // limeSetup is a LIME configuration with its defaults resolved against a
 // dataset.
@@ -118,6 +137,9 @@ func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
 	case c.Instances > 0:
 		s.n = c.Instances
 	}
+	if err := c.checkMemory(s); err != nil {
+		return nil, err
+	}
 	// Population mean and SD per unrolled column, as scikit-learn's
 	// StandardScaler computes them for lime.
 	s.mu = make([]float64, s.p)
@@ -143,6 +165,20 @@ func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkMemory returns an error if LIMEMemory exceeds the memory limit.
+func (c LIME) checkMemory(s *limeSetup) error {
+	limit, source := c.MaxMemory, "LIME.MaxMemory"
+	if limit == 0 {
+		limit, source = memlimit.Default()
+	}
+	workers := min(method.Workers(c.Workers), s.n)
+	what := fmt.Sprintf("LIME with %d samples per instance (%d columns, %d workers)", s.samples, s.p, workers)
+	if err := memlimit.Check(what, LIMEMemory(s.n, s.p, s.samples, workers), limit, source); err != nil {
+		return fmt.Errorf("baselines: %w", err)
+	}
+	return nil
 }
 
 // Explain implements tempora.Explainer. The method name is "LIME".
@@ -184,9 +220,9 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 	}
 	cm := &countingModel{m: m, task: data.Task}
 	weights := make([]float64, s.n*s.p)
-	workers := min(workerCount(c.Workers), s.n)
+	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)
-	err = parallel(ctx, workers, s.n, func(w, i int) error {
+	err = method.Parallel(ctx, workers, s.n, func(w, i int) error {
 		if bufs[w] == nil {
 			bufs[w] = newLimeWork(s, data.X.D, data.X.L)
 		}

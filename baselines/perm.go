@@ -3,6 +3,7 @@ package baselines
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 	"github.com/tempora-dev/tempora/internal/fdr"
 )
 
-// Defaults of the PERM configuration, as the paper ran it.
+// Defaults of the PERM configuration.
 const (
-	// DefaultPERMPermutations is the number of permutations per cell.
+	// DefaultPERMPermutations is the number of permutations per cell in
+	// fixed mode, as the paper ran it.
 	DefaultPERMPermutations = 50
 	// DefaultPERMAlpha is the Benjamini–Hochberg level of PERM-f.
 	DefaultPERMAlpha = 0.1
@@ -28,10 +30,19 @@ const (
 // the significant cells. The zero value is the paper's PERM.
 //
 // With Filter set (PERM-f), a cell keeps its score only if it is
-// significant; the others score 0. Since the minimum p-value is 1/(P+1),
-// BH can reject anything only when at least m/((P+1)·α) of the m cells
-// reach it, about 40 of 200 cells for the defaults, which is why PERM-f has
-// little power on wide tables.
+// significant; the others score 0.
+//
+// The zero value runs sequential tests (explain.SequentialStop: a cell's
+// test stops as soon as it can no longer be significant, or after 10 draws
+// not worse than the baseline) with the cap explain.MinPermutations(D·L,
+// Alpha), the smallest at which a single cell can pass BH over the D·L
+// cells (1999 for 200 cells at α = 0.1). A null cell then costs a few
+// dozen draws, while a significant one runs to the cap. With Fixed set
+// every cell makes exactly Permutations draws (50 by default), the paper's
+// PERM: its smallest p-value is 1/(P+1), so BH can reject anything only
+// when at least m/((P+1)·α) of the m cells reach it, about 40 of 200 cells
+// at P = 50, which is why the paper's PERM-f has little power on wide
+// tables; PERM-f's explanation then carries a warning.
 //
 // Explain returns the scores only; Analyze returns a PermResult with the
 // per-cell p-values, BH-adjusted p-values and rejections, from which both
@@ -40,9 +51,14 @@ const (
 // The test of cell (j, t) draws its permutations from the stream keyed
 // "perm/j_t" (see explain.Test), so the result does not depend on Workers.
 type PERM struct {
-	// Permutations is the number of permutations P per cell; zero means
+	// Permutations bounds the permutations per cell: the cap P_max of the
+	// sequential tests, zero meaning explain.MinPermutations(D·L, Alpha),
+	// or with Fixed the number of permutations P, zero meaning
 	// DefaultPERMPermutations.
 	Permutations int
+	// Fixed selects fixed-P tests; the zero value (false) selects
+	// sequential tests.
+	Fixed bool
 	// Alpha is the BH level; zero means DefaultPERMAlpha.
 	Alpha float64
 	// Filter selects PERM-f.
@@ -71,11 +87,19 @@ type PermResult struct {
 	Scores, PValues, PAdjusted []float64
 	// Significant reports BH rejection at Alpha.
 	Significant []bool
-	// Alpha is the BH level and Permutations the draws per cell.
+	// Draws holds the permutations each cell's test used.
+	Draws []int
+	// Alpha is the BH level, Permutations the cap of every cell's test (the
+	// draws of a fixed test) and Fixed the mode.
 	Alpha        float64
 	Permutations int
+	Fixed        bool
 	// Accounting is the cost of the run.
 	Accounting tempora.Accounting
+	// Warnings are the run's warnings (the p-value floor of fixed tests);
+	// they concern the significance of cells, so only PERM-f's explanation
+	// carries them.
+	Warnings []string
 }
 
 // Explain implements tempora.Explainer. The method name is "PERM", or
@@ -93,11 +117,8 @@ func (c PERM) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*PermResult, error) {
 	start := time.Now()
 	perms, alpha := c.Permutations, c.Alpha
-	switch {
-	case perms == 0:
-		perms = DefaultPERMPermutations
-	case perms < 0:
-		return nil, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for %d)", perms, DefaultPERMPermutations)
+	if perms < 0 {
+		return nil, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for the default)", perms)
 	}
 	switch {
 	case alpha == 0:
@@ -117,6 +138,17 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
 	d, l := data.X.D, data.X.L
+	switch {
+	case perms > 0:
+	case c.Fixed:
+		perms = DefaultPERMPermutations
+	default:
+		perms = explain.MinPermutations(d*l, alpha)
+	}
+	var stop explain.Stop
+	if !c.Fixed {
+		stop = explain.SequentialStop(alpha, perms)
+	}
 	tests := make([]explain.Test, d*l)
 	for j := range d {
 		for t := range l {
@@ -126,6 +158,7 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 				Kind:         explain.AcrossInstances,
 				Permutations: perms,
 				Key:          "perm/" + strconv.Itoa(j) + "_" + strconv.Itoa(t),
+				Stop:         stop,
 			}
 		}
 	}
@@ -134,19 +167,29 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
 	r := &PermResult{
-		D: d, L: l, Baseline: eng.BaselineLoss(), Alpha: alpha, Permutations: perms,
+		D: d, L: l, Baseline: eng.BaselineLoss(), Alpha: alpha, Permutations: perms, Fixed: c.Fixed,
 		Scores: make([]float64, d*l), PValues: make([]float64, d*l), PAdjusted: make([]float64, d*l),
-		Significant: make([]bool, d*l),
+		Significant: make([]bool, d*l), Draws: make([]int, d*l),
 	}
+	count := tempora.DrawCount{Test: "cell"}
 	if data.FeatureNames != nil {
 		r.Names = append([]string(nil), data.FeatureNames...)
 	}
 	for k, t := range res {
-		r.Scores[k], r.PValues[k] = t.Score, t.PValue
+		r.Scores[k], r.PValues[k], r.Draws[k] = t.Score, t.PValue, t.Draws
+		count.Tests++
+		count.Draws += int64(t.Evaluated)
+		count.MaxDraws += int64(t.Max)
 	}
 	fdr.BH(r.Significant, r.PAdjusted, r.PValues, alpha)
+	if m := d * l; 1/float64(perms+1) > alpha/float64(m)*(1+1e-12) {
+		need := int(math.Ceil(float64(m)/(alpha*float64(perms+1)) - 1e-9))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the family of %d cells: with %d permutations the smallest p-value 1/%d = %.3g exceeds alpha/m = %.3g, so BH rejects none of them unless at least %d reach it; a single discovery needs at least %d permutations",
+			m, perms, perms+1, 1/float64(perms+1), alpha/float64(m), min(need, m+1), explain.MinPermutations(m, alpha)))
+	}
 	r.Accounting = eng.Accounting()
 	r.Accounting.Runtime = time.Since(start)
+	r.Accounting.Draws = []tempora.DrawCount{count}
 	return r, nil
 }
 
@@ -168,6 +211,10 @@ func (r *PermResult) Explanation(filter bool) *tempora.Explanation {
 	}
 	summarise(e)
 	e.Accounting = r.Accounting
+	e.Accounting.Draws = append([]tempora.DrawCount(nil), r.Accounting.Draws...)
+	if filter {
+		e.Warnings = append([]string(nil), r.Warnings...)
+	}
 	return e
 }
 

@@ -3,6 +3,7 @@ package baselines
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -32,7 +33,7 @@ func TestPERMLinear(t *testing.T) {
 	sd := []float64{1, 2, 1, 1, 0.5, 3}
 	data, f := linearProblem(t, m, d, l, a, nil, sd, 6)
 
-	r, err := PERM{Seed: 1}.Analyze(context.Background(), f, data)
+	r, err := PERM{Seed: 1, Fixed: true}.Analyze(context.Background(), f, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,38 @@ func TestPERMLinear(t *testing.T) {
 	if want := int64(1 + d*l*perms); e.Accounting.ModelCalls != want || e.Accounting.InstanceEvals != want*m {
 		t.Errorf("accounting %+v, want %d calls of %d instances", e.Accounting, want, m)
 	}
+	if c := e.Accounting.Draws; len(c) != 1 || c[0] != (tempora.DrawCount{Test: "cell", Tests: d * l, Draws: d * l * perms, MaxDraws: d * l * perms}) {
+		t.Errorf("draw counts %+v", c)
+	}
+
+	// Sequential (the default): 6 cells cap each test at
+	// MinPermutations(6, 0.1) = 59 draws and stop after h = 6 hits. A used
+	// column's draws are all worse: p = 1/60 after 59 draws, the same
+	// score as the fixed run up to its 50 draws' noise. An unused column's
+	// draws are all hits: p = 1 after 6 draws.
+	s, err := PERM{Seed: 1}.Analyze(context.Background(), f, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cap = 59
+	var draws int64
+	for c := range d * l {
+		wantP, wantDraws := 1.0/(cap+1), cap
+		if a[c] == 0 {
+			wantP, wantDraws = 1, 6
+		}
+		if s.PValues[c] != wantP || s.Draws[c] != wantDraws {
+			t.Errorf("sequential column %d: p = %v after %d draws, want %v after %d", c, s.PValues[c], s.Draws[c], wantP, wantDraws)
+		}
+		se := a[c] * a[c] * sd[c] * sd[c] * math.Sqrt(12.0/(m*float64(wantDraws)))
+		if math.Abs(s.Scores[c]-r.Scores[c]) > z*(se+a[c]*a[c]*sd[c]*sd[c]*math.Sqrt(12.0/(m*perms))) {
+			t.Errorf("sequential column %d: score %.4f, fixed %.4f", c, s.Scores[c], r.Scores[c])
+		}
+		draws += int64(wantDraws)
+	}
+	if c := s.Accounting.Draws[0]; s.Permutations != cap || s.Fixed || c.Draws != draws || c.MaxDraws != d*l*cap || s.Accounting.ModelCalls != 1+draws {
+		t.Errorf("sequential: cap %d, fixed %v, draws %+v, %d model calls; want cap %d and %d draws", s.Permutations, s.Fixed, c, s.Accounting.ModelCalls, cap, draws)
+	}
 }
 
 // TestPERMNullUniform checks PERM's p-values under the null. The model
@@ -103,7 +136,7 @@ func TestPERMNullUniform(t *testing.T) {
 		y[i] = rng.NormFloat64()
 	}
 	data := &tempora.Dataset{X: x, Y: y}
-	r, err := PERM{Seed: 2}.Analyze(context.Background(), linear{a}, data)
+	r, err := PERM{Seed: 2, Fixed: true}.Analyze(context.Background(), linear{a}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +166,53 @@ func TestPERMNullUniform(t *testing.T) {
 	if n := r.Count(); n != 0 {
 		t.Errorf("BH selected %d null cells, want 0", n)
 	}
+	if pf := r.Explanation(true); len(pf.Warnings) != 1 || !strings.Contains(pf.Warnings[0], "unless at least 40 reach it") {
+		t.Errorf("fixed PERM-f warnings %q, want the floor warning", pf.Warnings)
+	}
+
+	// Sequential (the default): the cap is MinPermutations(200, 0.1) =
+	// 1999 and h = 10. The p-value is uniform at its atoms, so the count of
+	// cells with p ≤ 0.1 is binomial(200, 0.1) (mean 20, SD 4.2; 4 SDs
+	// allowed), and a null cell's test makes h(1 + ln(P/h)) ≈ 63 draws on
+	// average (SD ≈ 90 per cell, so the mean of 200 has SE 6.4; 4 SE
+	// allowed).
+	s, err := PERM{Seed: 2}.Analyze(context.Background(), linear{a}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	low = 0
+	var draws float64
+	for c, pv := range s.PValues {
+		if pv <= 0.1 {
+			low++
+		}
+		draws += float64(s.Draws[c]) / float64(p)
+	}
+	sdLow = math.Sqrt(float64(p) * 0.1 * 0.9)
+	if math.Abs(float64(low)-0.1*float64(p)) > 4*sdLow {
+		t.Errorf("sequential: %d cells with p ≤ 0.1, want %.1f ± %.1f", low, 0.1*float64(p), 4*sdLow)
+	}
+	if want := 10 * (1 + math.Log(1999.0/10)); math.Abs(draws-want) > 4*6.4 {
+		t.Errorf("sequential: %.1f draws per cell, want %.1f ± %.1f", draws, want, 4*6.4)
+	}
+	if n := s.Count(); n != 0 {
+		t.Errorf("sequential: BH selected %d null cells, want 0", n)
+	}
+	if pf := s.Explanation(true); len(pf.Warnings) != 0 {
+		t.Errorf("sequential PERM-f warnings %q", pf.Warnings)
+	}
+	t.Logf("sequential: %d cells with p ≤ 0.1, %.1f draws per cell (fixed P = 50: 50)", low, draws)
 }
 
 // TestPERMf checks PERM-f's selection. With y = f(x), a used cell's p-value
-// is 1/51 and an unused cell's is 1 (see TestPERMLinear). BH over m = 12
-// cells rejects the k cells at 1/51 exactly when 1/51 ≤ k·0.1/12, i.e.
-// k ≥ 3: four strong cells are all selected and nothing else, while a single
-// strong cell cannot be (the p-value floor 1/(P+1) of PERM-f).
+// is 1/(P+1) and an unused cell's is 1 (see TestPERMLinear). With fixed
+// P = 50, BH over m = 12 cells rejects the k cells at 1/51 exactly when
+// 1/51 ≤ k·0.1/12, i.e. k ≥ 3: four strong cells are all selected and
+// nothing else, while a single strong cell cannot be (the p-value floor
+// 1/(P+1) of the paper's PERM-f), and the explanation warns. The
+// sequential default caps the tests at MinPermutations(12, 0.1) = 119, so
+// a used cell's p-value is 1/120 ≤ 0.1/12 and even a single strong cell is
+// selected.
 func TestPERMf(t *testing.T) {
 	const d, l, m = 3, 4, 300
 	sd := make([]float64, d*l)
@@ -148,11 +221,14 @@ func TestPERMf(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
+		fixed    bool
 		relevant []int
 		selected bool
 	}{
-		{"four", []int{0, 5, 6, 11}, true},
-		{"one", []int{7}, false},
+		{"fixed four", true, []int{0, 5, 6, 11}, true},
+		{"fixed one", true, []int{7}, false},
+		{"sequential four", false, []int{0, 5, 6, 11}, true},
+		{"sequential one", false, []int{7}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := make([]float64, d*l)
@@ -160,7 +236,7 @@ func TestPERMf(t *testing.T) {
 				a[c] = 1 + float64(c)/10
 			}
 			data, f := linearProblem(t, m, d, l, a, nil, sd, 10)
-			r, err := PERM{Filter: true, Seed: 4}.Analyze(context.Background(), f, data)
+			r, err := PERM{Filter: true, Fixed: tc.fixed, Seed: 4}.Analyze(context.Background(), f, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +258,13 @@ func TestPERMf(t *testing.T) {
 				}
 			}
 			// Explain with Filter gives the same explanation as the result.
-			e, err := PERM{Filter: true, Seed: 4}.Explain(context.Background(), f, data)
+			if warned := len(pf.Warnings) == 1 && strings.Contains(pf.Warnings[0], "the family of 12 cells"); warned != tc.fixed {
+				t.Errorf("PERM-f warnings %q", pf.Warnings)
+			}
+			if len(r.Explanation(false).Warnings) != 0 {
+				t.Errorf("PERM carries the warnings of the cells' significance")
+			}
+			e, err := PERM{Filter: true, Fixed: tc.fixed, Seed: 4}.Explain(context.Background(), f, data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/memlimit"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // Defaults of the SAGE configuration, as the paper ran sage-importance.
@@ -110,9 +112,29 @@ type SAGE struct {
 	Seed uint64
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
+	// MaxMemory bounds, in bytes, the memory SAGE plans to allocate (see
+	// SAGEMemory), checked before anything is allocated so that an absurd
+	// BatchSize fails with an error instead of exhausting memory. Zero
+	// means the limit of internal/memlimit: GOMEMLIMIT if set, otherwise
+	// 3/4 of the physical or control-group memory. A negative value
+	// disables the check.
+	MaxMemory int64
 }
 
 var _ tempora.Explainer = SAGE{}
+
+// SAGEMemory estimates the bytes SAGE allocates for p = D·L columns, a
+// batch of batch permutations, a background of bg rows (1 for SAGE-m and
+// SAGE-z), work units of unitRows rows, and workers busy workers: the
+// batch's scores and permutations (batch × p each) and rows, three vectors
+// of p values (running means and sums of squares, the imputed row), and
+// per worker a unit's unitRows·bg imputed instances and their predictions
+// and four vectors of unitRows values. The data and whatever the model
+// allocates come on top.
+func SAGEMemory(p, batch, bg, unitRows, workers int) float64 {
+	fp, fb, fg, fu, fw := float64(p), float64(batch), float64(bg), float64(unitRows), float64(workers)
+	return 8 * (2*fb*fp + fb + 3*fp + fw*(fu*fg*fp+fu*fg+4*fu))
+}
 
 // SAGEResult is the full output of a SAGE run.
 type SAGEResult struct {
@@ -225,7 +247,25 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 		return nil, fmt.Errorf("baselines: unknown SAGE imputer %d", int(s.Imputer))
 	}
 	u.unitRows = max(1, min(sageMaxUnitRows, sageUnitValues/(u.bg*p)))
+	if err := s.checkMemory(u, p); err != nil {
+		return nil, err
+	}
 	return u, nil
+}
+
+// checkMemory returns an error if SAGEMemory exceeds the memory limit.
+func (s SAGE) checkMemory(u *sageSetup, p int) error {
+	limit, source := s.MaxMemory, "SAGE.MaxMemory"
+	if limit == 0 {
+		limit, source = memlimit.Default()
+	}
+	units := (u.batch + u.unitRows - 1) / u.unitRows
+	workers := min(method.Workers(s.Workers), units)
+	what := fmt.Sprintf("%s with batches of %d permutations (%d columns, background of %d rows, %d workers)", u.method, u.batch, p, u.bg, workers)
+	if err := memlimit.Check(what, SAGEMemory(p, u.batch, u.bg, u.unitRows, workers), limit, source); err != nil {
+		return fmt.Errorf("baselines: %w", err)
+	}
+	return nil
 }
 
 // Estimate runs the SAGE estimator and returns the values with their
@@ -242,7 +282,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	cm := &countingModel{m: m, task: data.Task}
 	x := data.X
 	p := x.D * x.L
-	workers := workerCount(s.Workers)
+	workers := method.Workers(s.Workers)
 	bufs := make([]*sageWork, workers)
 
 	// Welford statistics per column; every row adds one sample to every
@@ -269,7 +309,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 			rng.Shuffle(p, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		}
 		units := (size + u.unitRows - 1) / u.unitRows
-		err := parallel(ctx, min(workers, units), units, func(w, k int) error {
+		err := method.Parallel(ctx, min(workers, units), units, func(w, k int) error {
 			if bufs[w] == nil {
 				bufs[w] = newSageWork(u, x.D, x.L)
 			}

@@ -13,17 +13,20 @@ shape, task and configuration, the noise multiplier, how well the model fits the
 targets, and one line per feature with its generator, window, aggregator,
 coefficient and ground truth.`
 
-func runDescribe(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("describe", "DIR", describeHelp, stdout)
+func (p *program) describe(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("describe", describeHelp, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
 	if fs.NArg() != 1 {
 		return usageErrorf("describe: want exactly one problem directory, got %d arguments (see tempora describe -h)", fs.NArg())
 	}
-	p, err := synth.Load(fs.Arg(0))
+	if p.parseOnly {
+		return nil
+	}
+	prob, err := synth.Load(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	return p.Describe(stdout)
+	return prob.Describe(stdout)
 }

@@ -7,68 +7,112 @@ import (
 	"io"
 
 	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/method"
 )
 
 const evaluateHelp = `
 Evaluate scores a D × L matrix of cell scores (feature j, timestep t),
-produced by any tool, against the ground truth of a synthetic problem
-(DIR/truth.json, written by "tempora synth"), with the benchmark's metrics:
-feature and timestep power and FDR in the chosen mode and in all-non-zero
-mode (the "-all" metrics), and, for a TIME explanation, ordering, window
-ordering and average-window power and FDR.
+produced by any tool, against the ground truth of synthetic problems, with
+the benchmark's metrics: feature and timestep power and FDR in the chosen
+mode and in all-non-zero mode (the "-all" metrics), and, for an explanation
+with test outcomes (windows, as TIME's), ordering, window ordering and
+average-window power and FDR.
+
+With -problem DIR -scores FILE it scores one file against DIR/truth.json
+(written by "tempora synth") and prints the metrics.
+
+With -problems DIR -scores NAME -method M -out RUN it scores the file NAME
+in every problem directory listed in DIR/index.json (written by "tempora
+problems") and writes one record per problem into RUN, as "tempora run"
+does: "tempora report -in RUN,OTHER_RUN" and "tempora merge" take them beside
+a run of the same suite and seed, and the outside method M gets its own rows
+next to TIME. M is a method name (a letter, then letters, digits, '-', '_'
+or '.'); a name of a known method takes its canonical spelling and its
+scoring rule.
 
 Scores are taken by magnitude; magnitudes below 1e-10 count as zero; a
 feature's score is the mean of its non-zero cells. -mode top-n (the baselines'
 rule) selects the n highest scores with n = min(#true, #non-zero), ties to the
 lower index; -mode all-non-zero (TIME's rule) selects every non-zero score.
+The default is the named method's mode if the method is known, else top-n.
 
 The score file is one of:
   .csv   D lines of L comma-separated numbers ('#' lines are ignored)
-  .json  a matrix [[...], ...], or an explanation object with "cells"
-         (as "tempora explain -json" writes it)`
+  .json  a matrix [[...], ...], or an object with "cells" (as "tempora
+         explain -json" writes it); an object may report the tool's cost as
+         "accounting": {"runtime_seconds": s, "model_calls": n,
+         "instance_evaluations": k}, which the records keep`
 
-func runEvaluate(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("evaluate", "-problem DIR -scores FILE [-mode top-n|all-non-zero] [-json]", evaluateHelp, stdout)
-	problem := fs.String("problem", "", "synthetic problem `directory` holding truth.json (required)")
-	scores := fs.String("scores", "", "score `file` (required)")
-	mode := fs.String("mode", "top-n", "selection `mode`: top-n or all-non-zero")
-	asJSON := fs.Bool("json", false, "print the metrics as a JSON object")
+func (p *program) evaluate(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("evaluate", evaluateHelp, stdout)
+	problem := fs.String("problem", "", "synthetic problem `directory` holding truth.json")
+	problems := fs.String("problems", "", "`directory` of a suite's problems written by tempora problems")
+	scores := fs.String("scores", "", "score `file` (with -problems: its name in each problem directory) (required)")
+	name := fs.String("method", "", "method `name` of the scores (required with -problems)")
+	modeFlag := fs.String("mode", "", "selection `mode`: top-n or all-non-zero (default: the method's, else top-n)")
+	out := fs.String("out", "", "with -problems: the run `directory` to write records into")
+	asJSON := fs.Bool("json", false, "with -problem: print the metrics as a JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
 	if fs.NArg() != 0 {
 		return usageErrorf("evaluate: unexpected arguments %q (see tempora evaluate -h)", fs.Args())
 	}
-	if *problem == "" || *scores == "" {
-		return usageErrorf("evaluate: -problem and -scores are required (see tempora evaluate -h)")
+	switch {
+	case (*problem == "") == (*problems == ""):
+		return usageErrorf("evaluate: want exactly one of -problem and -problems (see tempora evaluate -h)")
+	case *scores == "":
+		return usageErrorf("evaluate: -scores is required (see tempora evaluate -h)")
+	case *problems != "" && (*name == "" || *out == ""):
+		return usageErrorf("evaluate: -problems needs -method NAME and -out DIR (see tempora evaluate -h)")
+	case *problem != "" && *out != "":
+		return usageErrorf("evaluate: -out goes with -problems (with -problem the metrics are printed)")
+	case *problems != "" && *asJSON:
+		return usageErrorf("evaluate: -json goes with -problem")
 	}
-	var m experiments.Mode
-	switch *mode {
-	case "top-n":
-		m = experiments.TopN
-	case "all-non-zero":
-		m = experiments.AllNonZero
-	default:
-		return usageErrorf("evaluate: unknown -mode %q (want top-n or all-non-zero)", *mode)
+	mode, tests := method.TopN, false
+	canon := *name
+	if *name != "" {
+		if err := method.CheckName(*name); err != nil {
+			return usageErrorf("evaluate: -method: %v", err)
+		}
+		if m, err := p.table.Lookup(*name); err == nil {
+			canon, mode, tests = m.Name, m.Mode, m.Tests
+		}
 	}
-	ms, err := experiments.EvaluateFile(*problem, *scores, m)
+	if *modeFlag != "" {
+		var err error
+		if mode, err = method.ParseMode(*modeFlag); err != nil {
+			return usageErrorf("evaluate: unknown -mode %q (want top-n or all-non-zero)", *modeFlag)
+		}
+	}
+	if p.parseOnly {
+		return nil
+	}
+	if *problems != "" {
+		n, err := experiments.EvaluateProblems(experiments.EvaluateOptions{
+			Problems: *problems, Scores: *scores, Method: canon, Mode: mode, Tests: tests, Out: *out})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d records of %s to %s\n", n, canon, *out)
+		return nil
+	}
+	rec, err := experiments.EvaluateFile(*problem, *scores, mode, tests)
 	if err != nil {
 		return err
 	}
+	ms := rec.Metrics
 	if *asJSON {
-		obj := make([]string, 0, len(ms))
-		for _, x := range ms {
+		fmt.Fprint(stdout, "{\n")
+		for i, x := range ms {
 			k, _ := json.Marshal(x.Name)
 			v, _ := json.Marshal(x.Value)
-			obj = append(obj, fmt.Sprintf("  %s: %s", k, v))
-		}
-		fmt.Fprint(stdout, "{\n")
-		for i, s := range obj {
 			sep := ","
-			if i == len(obj)-1 {
+			if i == len(ms)-1 {
 				sep = ""
 			}
-			fmt.Fprintf(stdout, "%s%s\n", s, sep)
+			fmt.Fprintf(stdout, "  %s: %s%s\n", k, v, sep)
 		}
 		fmt.Fprint(stdout, "}\n")
 		return nil

@@ -12,18 +12,62 @@
 //	synth     generate a synthetic problem (data, targets, model, ground truth)
 //	describe  summarise a synthetic problem
 //	explain   explain a model (a synthetic problem's, or any program's) with
-//	          TIME or a baseline
-//	report    render a run's records as tables and figures
+//	          TIME or another method
+//	report    render runs' records as tables and figures
 //	run       run a benchmark suite (paper tables and figures, sweeps)
-//	merge     merge the outputs of a sharded run
+//	merge     merge runs of one suite's problems (shards, other methods)
 //	export    write HTCondor or Slurm jobs for a sharded run
-//	evaluate  score any tool's feature × timestep scores against ground truth
+//	problems  write a suite's problems for an outside tool
+//	evaluate  score an outside tool's feature × timestep scores against
+//	          ground truth, and turn them into records
 //	serve     answer the model protocol (docs/protocol.md) for a synthetic
 //	          problem's model on standard input and output
 //
 // Run "tempora <command> -h" for a command's flags. Results go to standard
-// output; progress and timing go to standard error. On error tempora prints
-// one line to standard error and exits with status 1 (2 for bad usage).
+// output; progress and timing go to standard error.
+//
+// # Exit status
+//
+// Every command exits with status 0 on success, 1 on a failure (a file that
+// cannot be read, a model that fails), 2 on a usage error (an unknown
+// command, flag, method or suite, a flag value out of range, a missing
+// required flag) and 128 + n when signal n stopped it (see Interruption).
+// An error is one line on standard error. "-h" prints help to standard
+// output and succeeds.
+//
+// # Interruption
+//
+// SIGINT (Ctrl-C) and SIGTERM (how a batch scheduler such as Slurm or
+// HTCondor stops a job) are handled alike: the command stops at once, keeps
+// every record already written (a record file is complete or absent, never
+// half-written), stops any model program it started (with its process
+// group), prints one line such as
+//
+//	tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume
+//
+// and exits with status 128 + the signal's number, as a shell reports a
+// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A second
+// signal ends tempora at once, like kill -9, which loses at most the records
+// in flight.
+//
+// # Your own method
+//
+// Main takes extra methods (see package method): a researcher's program
+//
+//	func main() { cli.Main(myMethod) }
+//
+// is the whole tempora command line with myMethod beside the built-in
+// methods: explain, run, merge, export (whose jobs run that program),
+// report and evaluate all know it. examples/newmethod is such a program.
+//
+// # Errors
+//
+// An error is printed as "tempora: ", the command's name, ": " and the
+// message, on one line: "tempora: explain: open p/problem.json: no such file
+// or directory". The libraries' package prefixes ("synth: ", "experiments:
+// ") are left out (see internal/errmsg); README.md, section "Bad input",
+// lists the classes of bad input and their messages, and TestBadInputREADME
+// checks that list against the command line.
 package cli
 
 import (
@@ -35,55 +79,177 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
+
+	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/method"
 )
 
-// Main runs the tempora command line on os.Args and exits: with status 0 on
-// success, 1 on a failure and 2 on a usage error.
-func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	interrupted := ctx.Err() != nil
+// Main runs the tempora command line on os.Args, with the built-in methods
+// followed by methods, and exits: with status 0 on success, 1 on a failure
+// 2 on a usage error and 128 + n when signal n (SIGINT or SIGTERM) stopped
+// the command (see Interruption above). Exported job files ("tempora export") run the
+// program that called Main (os.Executable), so they know methods too. An
+// invalid method (see method.NewTable) is reported and exits with status 1.
+func Main(methods ...method.Method) {
+	p, err := newProgram(methods)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tempora:", err)
+		os.Exit(1)
+	}
+	if exe, err := os.Executable(); err == nil {
+		p.exe = exe
+	}
+	ctx, stop := notifyInterrupt(context.Background())
+	err = p.runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
+		var sig interruptError
+		interrupted := errors.As(context.Cause(ctx), &sig)
 		if interrupted && errors.Is(err, context.Canceled) {
-			err = errors.New("interrupted")
+			err = sig
 		}
 		// One line: multi-line details (such as a model program's last
 		// standard error lines, already shown as it ran) are joined.
 		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
+		if interrupted {
+			os.Exit(128 + int(sig.sig))
 		}
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
 }
 
-// run runs the command line args (without the program name), writing
-// results to stdout and progress to stderr.
+// interruptError is the cause of a context cancelled by a signal.
+type interruptError struct{ sig syscall.Signal }
+
+func (e interruptError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted by SIGINT"
+	case syscall.SIGTERM:
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by signal " + e.sig.String()
+}
+
+// notifyInterrupt returns a context that is cancelled, with an
+// interruptError as its cause, on the first SIGINT or SIGTERM. After that
+// signal the default handling is restored, so a second one ends the process
+// at once. stop releases the signals.
+func notifyInterrupt(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(interruptError{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interruption describes why ctx ended: "interrupted by SIGTERM" after a
+// signal, plain "interrupted" otherwise.
+func interruption(ctx context.Context) string {
+	var sig interruptError
+	if errors.As(context.Cause(ctx), &sig) {
+		return sig.Error()
+	}
+	return "interrupted"
+}
+
+// exitStatus is 2 for a usage error and 1 for any other error.
+func exitStatus(err error) int {
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// program is one command line: its method table and how to run it.
+type program struct {
+	table *method.Table
+	extra []method.Method
+	// exe is the path of the running program, which exported jobs run;
+	// empty means "./tempora".
+	exe string
+	// parseOnly stops every command after parsing and checking its
+	// command line, before it reads or writes a file (for testing the
+	// README's command lines).
+	parseOnly bool
+}
+
+// reservedFlags are the flags of "tempora explain" that are not method
+// parameters; a method parameter must not take their names.
+var reservedFlags = []string{"problem", "data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd",
+	"method", "seed", "workers", "json", "csv", "h", "help"}
+
+func newProgram(extra []method.Method) (*program, error) {
+	t, err := experiments.Table(extra...)
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range t.Params() {
+		for _, r := range reservedFlags {
+			if tp.Name == r {
+				return nil, fmt.Errorf("method %s: parameter %s is a flag of tempora explain", tp.Methods[0], tp.Name)
+			}
+		}
+	}
+	return &program{table: t, extra: extra}, nil
+}
+
+// run runs the command line args (without the program name) with the
+// built-in methods, writing results to stdout and progress to stderr.
 func run(args []string, stdout, stderr io.Writer) error {
-	return runContext(context.Background(), args, stdout, stderr)
+	p, err := newProgram(nil)
+	if err != nil {
+		return err
+	}
+	return p.runContext(context.Background(), args, stdout, stderr)
 }
 
 // command is one subcommand.
 type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	name, synopsis, summary string
+	run                     func(p *program, ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = []command{
-	{"synth", "generate a synthetic problem (data, targets, model, ground truth)", runSynth},
-	{"describe", "summarise a synthetic problem", runDescribe},
-	{"explain", "explain a model with TIME or a baseline", runExplain},
-	{"report", "render a run's records as tables and figures", runReport},
-	{"run", "run a benchmark suite (paper tables and figures, sweeps)", runRun},
-	{"merge", "merge the outputs of a sharded run", runMerge},
-	{"export", "write HTCondor or Slurm jobs for a sharded run", runExport},
-	{"evaluate", "score any tool's feature × timestep scores against ground truth", runEvaluate},
-	{"serve", "answer the model protocol for a synthetic problem's model on stdin/stdout", runServe},
+// commands lists the subcommands in the order of the help text (set in
+// init: the commands' help refers to the list). Synopses are generated into
+// README.md (TestREADME).
+var commands []command
+
+func init() {
+	commands = []command{
+		{"synth", "-out DIR [-instances M] [-features D] [-timesteps L] [-relevant FRAC] [-task regression|classification] [-noise auto|β] [-seed S] [-window-independent]",
+			"generate a synthetic problem (data, targets, model, ground truth)", (*program).synth},
+		{"describe", "DIR", "summarise a synthetic problem", (*program).describe},
+		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
+			"explain a model with TIME or another method", (*program).explain},
+		{"report", "-in DIR[,DIR...] [-out DIR]", "render runs' records as tables and figures", (*program).report},
+		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
+			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},
+		{"merge", "-out DIR RUN_DIR...", "merge runs of one suite's problems (shards, other methods)", (*program).merge},
+		{"export", "-suite NAME -shards N -out DIR [run flags] condor|slurm", "write HTCondor or Slurm jobs for a sharded run", (*program).export},
+		{"problems", "-suite NAME [-grid SPEC] [-models N] [-quick] [-seed S] -out DIR", "write a suite's problems for an outside tool", (*program).problems},
+		{"evaluate", "(-problem DIR -scores FILE | -problems DIR -scores NAME -method M -out DIR) [-mode MODE]",
+			"score an outside tool's feature × timestep scores against ground truth", (*program).evaluate},
+		{"serve", "-problem DIR", "answer the model protocol for a synthetic problem's model on stdin/stdout", (*program).serve},
+	}
 }
 
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (p *program) runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
 		return usageErrorf("no command given (see tempora -h)")
@@ -95,7 +261,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return commandErr(c.name, c.run(p, ctx, args[1:], stdout, stderr))
 		}
 	}
 	return usageErrorf("unknown command %q (want %s; see tempora -h)", args[0], commandNames())
@@ -122,7 +288,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "\t%-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "tempora <command> -h" for a command's flags.`)
+	fmt.Fprintln(w, `Run "tempora <command> -h" for a command's flags. Exit status: 0 on success,`)
+	fmt.Fprintln(w, "1 on a failure, 2 on a usage error.")
 }
 
 // usageError is a bad command line: main exits with status 2.
@@ -135,8 +302,15 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // newFlagSet returns a flag set for a subcommand that reports parse errors
-// as one line (through parseFlags) and prints its help to stdout on -h.
-func newFlagSet(name, synopsis, description string, stdout io.Writer) *flag.FlagSet {
+// as one line (through parseFlags) and prints its help, with the
+// command's synopsis, to stdout on -h.
+func newFlagSet(name, description string, stdout io.Writer) *flag.FlagSet {
+	synopsis := ""
+	for _, c := range commands {
+		if c.name == name {
+			synopsis = c.synopsis
+		}
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {

@@ -75,10 +75,11 @@ func foundWindow(f tempora.FeatureResult) string {
 }
 
 // writeExplanation prints the method's results, features sorted by
-// importance. tests selects TIME's columns (p-values, windows, ordering);
-// the baselines have scores only.
-func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset, alpha float64, tests bool) {
+// importance. tests selects the columns of a method with tests (p-values,
+// windows, ordering); other methods have scores only.
+func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset, settings string, tests bool) {
 	fmt.Fprintf(w, "%s: %d instances × %d features × %d timesteps, %v\n", e.Method, data.X.M, e.D, e.L, data.Task)
+	fmt.Fprintf(w, "settings: %s\n", settings)
 	fmt.Fprintf(w, "model calls %d, instance evaluations %d", e.Accounting.ModelCalls, e.Accounting.InstanceEvals)
 	if e.Accounting.WindowProbes > 0 {
 		fmt.Fprintf(w, ", window probes %d", e.Accounting.WindowProbes)
@@ -91,7 +92,7 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 				n++
 			}
 		}
-		fmt.Fprintf(w, "important features: %d of %d (FDR level %g)\n", n, e.D, alpha)
+		fmt.Fprintf(w, "important features: %d of %d\n", n, e.D)
 	}
 	fmt.Fprintln(w)
 
@@ -131,6 +132,10 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		}
 		tw.Flush()
 	}
+	if len(e.Accounting.Draws) > 0 {
+		fmt.Fprintln(w, "\npermutation draws per test family (saved: against every test running to its cap)")
+		e.Accounting.WriteDraws(w)
+	}
 	for _, msg := range e.Warnings {
 		fmt.Fprintln(w, "warning:", msg)
 	}
@@ -152,9 +157,9 @@ func peakCell(e *tempora.Explanation, j int) (int, float64) {
 }
 
 // writeComparison prints the explanation next to the problem's ground
-// truth. For TIME a feature is found when it is important; for the
-// baselines, which do not test, when it is among the n highest scores, n
-// being the number of relevant features (the benchmark's top-n rule).
+// truth. For a method with tests a feature is found when it is important;
+// for the others, when it is among the n highest scores, n being the number
+// of relevant features (the benchmark's top-n rule).
 func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, tests bool) {
 	nRel := 0
 	for _, t := range p.Truth {

@@ -33,8 +33,8 @@ with -in DIR1,DIR2,...; a record present in two of them is an error.
 
 Report reads saved records only, so it can rebuild the report of an old run.`
 
-func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("report", "-in DIR[,DIR...] [-out DIR]", reportHelp, stdout)
+func (p *program) report(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("report", reportHelp, stdout)
 	in := fs.String("in", "", "run directory, or comma-separated run directories to report together; each one's records/ subdirectory holds the records (required)")
 	out := fs.String("out", "", "output directory (default: the first IN/report)")
 	if err := parseFlags(fs, args); err != nil {
@@ -47,6 +47,9 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return usageErrorf("report: -in is required (see tempora report -h)")
 	}
 	dirs := strings.Split(*in, ",")
+	if p.parseOnly {
+		return nil
+	}
 	if *out == "" {
 		*out = filepath.Join(dirs[0], "report")
 	}

@@ -145,7 +145,7 @@ func TestReportErrors(t *testing.T) {
 		{"missing", []string{"report", "-in", missing}, "report: no records directory " + filepath.Join(missing, "records"), false},
 		{"not a directory", []string{"report", "-in", notDir}, "is not a directory", false},
 		{"empty", []string{"report", "-in", empty}, "report: no records (*.json) in " + filepath.Join(empty, "records"), false},
-		{"corrupt", []string{"report", "-in", corrupt}, "report: reading records: record: " + bad + ": unexpected end of JSON input", false},
+		{"corrupt", []string{"report", "-in", corrupt}, "report: reading records: " + bad + ": unexpected end of JSON input", false},
 	} {
 		_, _, err := runCmd(t, tc.args...)
 		var u usageError

@@ -15,21 +15,8 @@ const runHelp = `
 Run runs a benchmark suite and writes one record per (problem, method) to
 OUT/records/<suite>/<setting>/model=N/method=M.json, plus OUT/manifest.json
 (the run's options) and OUT/bench.txt (every record as a Go benchmark line,
-for benchstat).
-
-Suites (paper scale; -quick runs a small version of each):
-  table1                   Tables 1 and S1: TIME, TIME-n, LIME, SAGE, SAGE-m,
-                           SAGE-z, PERM, PERM-f on 100 classification models
-                           (1000 instances × 10 features × 20 timesteps)
-  table-s2                 Table S2: the same with 30 features, 10 relevant
-  testsize-regression      Fig. 4: TIME on the first 100, 200, …, 6400
-                           instances of 100 regression problems (30 × 50)
-  testsize-classification  Fig. S1: the same for classification
-  grid                     any sweep around the Table 1 setting, e.g.
-                           -grid 'noise=0,0.5,1;gamma=0.95,0.99' (parameters:
-                           features, timesteps, instances, relevant, task,
-                           noise, window-independent, permutations, gamma,
-                           alpha)
+for benchstat). -methods names methods without regard to case; records use
+their canonical names.
 
 Every problem seed is derived from (-seed, suite, setting, model) and every
 explainer seed from (-seed, suite, setting, model, method), so every method
@@ -37,16 +24,50 @@ sees the same problems and results depend neither on -workers nor on -shard
 nor on which other methods and models run.
 
 Rerunning the same command resumes: finished records are kept and skipped.
-An interrupted run (Ctrl-C, or a killed process) loses at most the records in
-flight. -shard i/n runs the items k with k mod n = i of the suite's fixed item
+An interrupted run (Ctrl-C, SIGTERM from a scheduler, or a killed process)
+loses at most the records in flight; after SIGINT or SIGTERM tempora exits
+with status 130 or 143 (128 + the signal number). A resumed run first checks
+every record file in OUT/records: one that cannot be read (truncated by a
+full disk, say), lies at another record's path or belongs to another problem
+is moved to the same path below OUT/damaged (the progress output names it)
+and its item runs again. -shard i/n runs the items k with k mod n = i of the suite's fixed item
 list; combine shard directories with "tempora merge", or generate cluster job
 files with "tempora export".`
 
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", "-suite NAME [flags] -out DIR", runHelp, stdout)
+// suitesHelp lists the suites, their default methods and expected times,
+// and the grid parameters (problem parameters and the table's method
+// parameters).
+func (p *program) suitesHelp() string {
+	var b strings.Builder
+	b.WriteString("Suites (expected wall time on 2 cores at paper scale / with -quick):\n")
+	for _, s := range experiments.Suites {
+		fmt.Fprintf(&b, "  %-24s %s\n", s.Name, s.Doc)
+		fmt.Fprintf(&b, "  %-24s %d models (quick: %d); methods %s; %s / %s\n", "", s.Models, s.QuickModels,
+			strings.Join(s.Methods, ", "), orUnknown(s.Time), orUnknown(s.QuickTime))
+	}
+	b.WriteString("\nGrid parameters (-grid 'name=v1,v2;name=v3'; the first varies slowest):\n")
+	for _, g := range experiments.ProblemParams {
+		fmt.Fprintf(&b, "  %-20s %s\n", g.Name, g.Doc)
+	}
+	for _, tp := range p.table.Params() {
+		fmt.Fprintf(&b, "  %-20s %s (%s)\n", tp.Name, tp.Doc, strings.Join(tp.Methods, ", "))
+	}
+	b.WriteString("A problem parameter changes the problems; a method parameter analyses the same\nproblems with every method run that has it.")
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "depends on the run"
+	}
+	return s
+}
+
+func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", runHelp+"\n\n"+p.suitesHelp(), stdout)
 	o, shard := runFlags(fs)
 	out := fs.String("out", "", "output `directory` (required)")
-	list := fs.Bool("list", false, "list the suites and exit")
+	list := fs.Bool("list", false, "list the suites and methods and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -54,22 +75,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageErrorf("run: unexpected arguments %q (see tempora run -h)", fs.Args())
 	}
 	if *list {
-		for _, s := range experiments.Suites {
-			fmt.Fprintf(stdout, "%-24s %s\n", s.Name, s.Doc)
+		if p.parseOnly {
+			return nil
 		}
+		fmt.Fprintln(stdout, p.suitesHelp())
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, p.methodsHelp())
 		return nil
 	}
-	opts, err := o.options(*shard)
+	opts, err := p.options(o, *shard)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
 		return usageErrorf("run: -out is required (see tempora run -h)")
 	}
+	if p.parseOnly {
+		return nil
+	}
 	opts.Out, opts.Progress = *out, stderr
 	err = experiments.Run(ctx, opts)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("run: interrupted; rerun the same command to resume")
+		return fmt.Errorf("run: %s; finished records are kept, rerun the same command to resume", interruption(ctx))
 	}
 	if err != nil {
 		return err
@@ -78,8 +105,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// suiteFlags are the flags that select a suite's items, shared by run and
-// export.
+// suiteFlags are the flags that select a suite's items, shared by run,
+// export and problems.
 type suiteFlags struct {
 	suite, grid, methods string
 	models, workers      int
@@ -89,24 +116,39 @@ type suiteFlags struct {
 
 // runFlags defines the suite flags and -shard on fs.
 func runFlags(fs *flag.FlagSet) (*suiteFlags, *string) {
-	var f suiteFlags
+	f := addSuiteFlags(fs)
 	var shard string
-	fs.StringVar(&f.suite, "suite", "", "suite `name` (required; see -list)")
-	fs.StringVar(&f.grid, "grid", "", "sweep `spec` of the grid suite, e.g. 'noise=0,0.5;gamma=0.95,0.99'")
-	fs.IntVar(&f.models, "models", 0, "models per setting (0: the suite's default, 100 at paper scale)")
-	fs.StringVar(&f.methods, "methods", "", "comma-separated `methods` (default: the suite's)")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines inside each explainer (0: one per CPU)")
-	fs.Uint64Var(&f.seed, "seed", experiments.DefaultSeed, "run seed")
-	fs.BoolVar(&f.quick, "quick", false, "run the suite's quick scale (fewer and smaller problems)")
 	fs.StringVar(&shard, "shard", "", "run only shard `i/n` of the suite's items")
-	return &f, &shard
+	return f, &shard
 }
 
-func (f *suiteFlags) options(shard string) (experiments.Options, error) {
+// addSuiteFlags defines the flags that select a suite's items and how they
+// run (everything but -shard) on fs.
+func addSuiteFlags(fs *flag.FlagSet) *suiteFlags {
+	f := problemFlags(fs)
+	fs.StringVar(&f.methods, "methods", "", "comma-separated `methods` (default: the suite's, then this program's own)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines inside each explainer (0: one per CPU)")
+	return f
+}
+
+// problemFlags defines the flags that select a suite's problems.
+func problemFlags(fs *flag.FlagSet) *suiteFlags {
+	var f suiteFlags
+	fs.StringVar(&f.suite, "suite", "", "suite `name` (required; see tempora run -list)")
+	fs.StringVar(&f.grid, "grid", "", "sweep `spec` of the grid suite, e.g. 'noise=0,0.5;gamma=0.95,0.99'")
+	fs.IntVar(&f.models, "models", 0, "models per setting (0: the suite's default, 100 at paper scale)")
+	fs.Uint64Var(&f.seed, "seed", experiments.DefaultSeed, "run seed")
+	fs.BoolVar(&f.quick, "quick", false, "the suite's quick scale (fewer and smaller problems)")
+	return &f
+}
+
+// options returns the run options of the flags, checked: a bad suite,
+// grid, method list, model count or shard is a usage error.
+func (p *program) options(f *suiteFlags, shard string) (experiments.Options, error) {
 	if f.suite == "" {
-		return experiments.Options{}, usageErrorf("-suite is required (see -list)")
+		return experiments.Options{}, usageErrorf("-suite is required (see tempora run -list)")
 	}
-	o := experiments.Options{Suite: f.suite, Grid: f.grid, Models: f.models, Workers: f.workers, Seed: f.seed, Quick: f.quick}
+	o := experiments.Options{Suite: f.suite, Grid: f.grid, Models: f.models, Workers: f.workers, Seed: f.seed, Quick: f.quick, Extra: p.extra}
 	if f.methods != "" {
 		for m := range strings.SplitSeq(f.methods, ",") {
 			o.Methods = append(o.Methods, strings.TrimSpace(m))
@@ -119,8 +161,14 @@ func (f *suiteFlags) options(shard string) (experiments.Options, error) {
 		}
 		o.Shard = s
 	}
+	if f.models < 0 {
+		return o, usageErrorf("-models %d: want at least 1 (or 0 for the suite's default)", f.models)
+	}
+	if f.workers < 0 {
+		return o, usageErrorf("-workers %d: want 0 (one per CPU) or more", f.workers)
+	}
 	if _, err := experiments.Items(o); err != nil {
-		return o, err
+		return o, usageErrorf("%v", err)
 	}
 	return o, nil
 }

@@ -88,9 +88,31 @@ func TestRunUsage(t *testing.T) {
 		{"export", "-suite", "table1", "-shards", "2", "slurm"},
 		{"evaluate", "-problem", "testdata/evaluate/problem"},
 		{"evaluate", "-problem", "testdata/evaluate/problem", "-scores", "testdata/evaluate/scores.csv", "-mode", "best"},
+		{"run", "-suite", "table1", "-models", "-1", "-out", t.TempDir()},
+		{"run", "-suite", "table1", "-workers", "-1", "-out", t.TempDir()},
+		{"run", "-suite", "grid", "-grid", "gamma=2", "-out", t.TempDir()},
+		{"run", "-suite", "grid", "-grid", "samples=100", "-methods", "TIME", "-out", t.TempDir()},
+		{"run", "-suite", "table1", "-methods", "TIME,time", "-out", t.TempDir()},
+		{"report"},
+		{"report", "-in", "x", "extra"},
+		{"describe"},
+		{"synth"},
+		{"serve"},
 	} {
-		if _, _, err := runCmd(t, args...); err == nil {
-			t.Errorf("tempora %s: no error", strings.Join(args, " "))
+		// Every one is a usage error: exit status 2.
+		if _, _, err := runCmd(t, args...); exitStatus(err) != 2 {
+			t.Errorf("tempora %s: error %v, want a usage error", strings.Join(args, " "), err)
+		}
+	}
+	// Failures (exit status 1): the command line is fine, the files are not.
+	for _, args := range [][]string{
+		{"report", "-in", t.TempDir()},
+		{"merge", "-out", t.TempDir(), t.TempDir()},
+		{"describe", t.TempDir()},
+		{"evaluate", "-problem", t.TempDir(), "-scores", "testdata/evaluate/scores.csv"},
+	} {
+		if _, _, err := runCmd(t, args...); err == nil || exitStatus(err) != 1 {
+			t.Errorf("tempora %s: error %v, want a failure", strings.Join(args, " "), err)
 		}
 	}
 }

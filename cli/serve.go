@@ -25,8 +25,8 @@ regression) per request. A request whose shape does not match the problem's
 features and timesteps gets an error answer. Standard output carries the
 protocol only; messages go to standard error.`
 
-func runServe(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "-problem DIR", serveHelp, stdout)
+func (p *program) serve(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", serveHelp, stdout)
 	problem := fs.String("problem", "", "serve the model of the synthetic problem in `DIR` (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
@@ -37,13 +37,16 @@ func runServe(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if *problem == "" {
 		return usageErrorf("serve: -problem is required (see tempora serve -h)")
 	}
-	p, err := synth.Load(*problem)
+	if p.parseOnly {
+		return nil
+	}
+	prob, err := synth.Load(*problem)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps) until standard input closes\n",
-		p.Data.Task, *problem, p.Data.X.D, p.Data.X.L)
-	if err := procmodel.Serve(os.Stdin, stdout, p.Model); err != nil {
+		prob.Data.Task, *problem, prob.Data.X.D, prob.Data.X.L)
+	if err := procmodel.Serve(os.Stdin, stdout, prob.Model); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

@@ -27,8 +27,8 @@ The same flags and seed always give byte-identical files. The defaults are the
 sizes of the paper's Table 1 (1000 × 10 × 20, half of the features relevant).
 -relevant 0 gives one relevant feature, the least a problem has.`
 
-func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("synth", "-out DIR [flags]", synthHelp, stdout)
+func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("synth", synthHelp, stdout)
 	out := fs.String("out", "", "write the problem into `DIR` (required)")
 	instances := fs.Int("instances", synth.DefaultInstances, "number of instances M (at least 2)")
 	features := fs.Int("features", synth.DefaultFeatures, "number of features D (at least 1)")
@@ -46,6 +46,12 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg, err := synthConfig(*out, *instances, *features, *timesteps, *relevant, *task, *noise, *windowIndependent)
 	if err != nil {
+		return err
+	}
+	if prog.parseOnly {
+		return nil
+	}
+	if err := synth.CheckMemory(cfg); err != nil {
 		return err
 	}
 	start := time.Now()

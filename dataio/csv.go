@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // Data files
@@ -64,17 +66,19 @@ const maxCSVCells = 1 << 31
 //
 // It returns an error naming the file and line for a missing or misnamed
 // column, a malformed line, a negative or non-integer index, an unknown
-// feature name, a non-numeric or non-finite value, a cell given twice, or a
-// cell missing.
+// feature name, a feature name with a control character (such as a line
+// break), a non-numeric or non-finite value, a cell given twice, or a cell
+// missing; and for given featureNames that are empty, repeated or
+// surrounded by white space.
 func ReadTensorCSV(path string, featureNames []string) (*tempora.Tensor, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tempora: %w", err)
+		return nil, nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	x, names, err := readTensorCSV(f, featureNames)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return x, names, nil
 }
@@ -207,9 +211,13 @@ func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error
 		}
 		byName := make(map[string]int, len(featureNames))
 		for j, s := range featureNames {
-			if _, ok := byName[s]; !ok {
-				byName[s] = j
+			if err := checkName(s); err != nil {
+				return nil, nil, fmt.Errorf("given feature name %d: %w", j, err)
 			}
+			if k, ok := byName[s]; ok {
+				return nil, nil, fmt.Errorf("given feature names %d and %d are both %q", k, j, s)
+			}
+			byName[s] = j
 		}
 		for k, c := range cells {
 			j, ok := byName[c.feat]
@@ -242,6 +250,9 @@ func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error
 	for k, c := range cells {
 		j, ok := byName[c.feat]
 		if !ok {
+			if err := checkName(c.feat); err != nil {
+				return nil, nil, fmt.Errorf("line %d: %w", c.line, err)
+			}
 			j = len(names)
 			byName[c.feat] = j
 			names = append(names, c.feat)
@@ -297,38 +308,40 @@ func csvError(err error) error {
 // Values are written with the fewest digits that read back exactly.
 func WriteTensorCSV(path string, x *tempora.Tensor, featureNames []string) error {
 	if featureNames != nil && len(featureNames) != x.D {
-		return fmt.Errorf("tempora: %d feature names for %d features", len(featureNames), x.D)
+		return fmt.Errorf("dataio: %d feature names for %d features", len(featureNames), x.D)
 	}
-	return atomicfile.Write(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		cw := csv.NewWriter(bw)
-		if err := cw.Write(csvColumns[:]); err != nil {
-			return err
-		}
-		rec := make([]string, 4)
-		for i := 0; i < x.M; i++ {
-			rec[0] = strconv.Itoa(i)
-			for j := 0; j < x.D; j++ {
-				if featureNames != nil {
-					rec[1] = featureNames[j]
-				} else {
-					rec[1] = strconv.Itoa(j)
-				}
-				for t, v := range x.Series(i, j) {
-					rec[2] = strconv.Itoa(t)
-					rec[3] = strconv.FormatFloat(v, 'g', -1, 64)
-					if err := cw.Write(rec); err != nil {
-						return err
-					}
+	return atomicfile.Write(path, func(w io.Writer) error { return writeTensorCSV(w, x, featureNames) })
+}
+
+func writeTensorCSV(w io.Writer, x *tempora.Tensor, featureNames []string) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(csvColumns[:]); err != nil {
+		return err
+	}
+	rec := make([]string, 4)
+	for i := 0; i < x.M; i++ {
+		rec[0] = strconv.Itoa(i)
+		for j := 0; j < x.D; j++ {
+			if featureNames != nil {
+				rec[1] = featureNames[j]
+			} else {
+				rec[1] = strconv.Itoa(j)
+			}
+			for t, v := range x.Series(i, j) {
+				rec[2] = strconv.Itoa(t)
+				rec[3] = strconv.FormatFloat(v, 'g', -1, 64)
+				if err := cw.Write(rec); err != nil {
+					return err
 				}
 			}
 		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // ReadVectorCSV reads a vector, for example targets, from a text file with
@@ -339,12 +352,12 @@ func WriteTensorCSV(path string, x *tempora.Tensor, featureNames []string) error
 func ReadVectorCSV(path string) ([]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %w", err)
+		return nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	v, err := readVectorCSV(f)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return v, nil
 }
@@ -384,46 +397,81 @@ func readVectorCSV(r io.Reader) ([]float64, error) {
 // WriteVectorCSV writes v to path, one value per line without a header,
 // atomically, with the fewest digits that read back exactly.
 func WriteVectorCSV(path string, v []float64) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
-		var b []byte
-		for _, x := range v {
-			b = strconv.AppendFloat(b[:0], x, 'g', -1, 64)
-			b = append(b, '\n')
-			bw.Write(b)
-		}
-		return bw.Flush()
-	})
+	return atomicfile.Write(path, func(w io.Writer) error { return writeVectorCSV(w, v) })
+}
+
+func writeVectorCSV(w io.Writer, v []float64) error {
+	bw := bufio.NewWriter(w)
+	var b []byte
+	for _, x := range v {
+		b = strconv.AppendFloat(b[:0], x, 'g', -1, 64)
+		b = append(b, '\n')
+		bw.Write(b)
+	}
+	return bw.Flush()
 }
 
 // ReadFeatureNames reads feature names from a text file, one name per line
 // (surrounding spaces trimmed; blank lines at the end ignored). It returns an
-// error naming the file and line for a blank name or a name given twice, or
-// for a file without names.
+// error naming the file and line for a blank name, a name given twice or a
+// name with a control character (a carriage return left by old Mac line
+// endings, a tab), or for a file without names.
 func ReadFeatureNames(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %w", err)
+		return nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
-	names, err := readLines(f)
-	if err == nil && len(names) == 0 {
-		err = errors.New("no feature names")
-	}
+	names, err := readFeatureNames(f)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, fmt.Errorf("dataio: %s: %w", path, err)
+	}
+	return names, nil
+}
+
+func readFeatureNames(r io.Reader) ([]string, error) {
+	names, err := readLines(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no feature names")
 	}
 	seen := make(map[string]int, len(names))
 	for k, s := range names {
 		if s == "" {
-			return nil, fmt.Errorf("tempora: %s: line %d: blank feature name", path, k+1)
+			return nil, fmt.Errorf("line %d: blank feature name", k+1)
+		}
+		if err := checkName(s); err != nil {
+			return nil, fmt.Errorf("line %d: %w", k+1, err)
 		}
 		if p, ok := seen[s]; ok {
-			return nil, fmt.Errorf("tempora: %s: lines %d and %d both name %q", path, p+1, k+1, s)
+			return nil, fmt.Errorf("lines %d and %d both name %q", p+1, k+1, s)
 		}
 		seen[s] = k
 	}
 	return names, nil
+}
+
+// checkName returns an error if s cannot be a feature name: empty, with
+// surrounding white space (cells and name files are trimmed, so no cell
+// could name it), with a control character (a line break or carriage
+// return, for instance from old Mac line endings, would corrupt the files
+// and tables that show the name) or with a byte-order mark (left inside a
+// name by concatenated files; it is invisible, and stripped from the start
+// of a file, so the name would not read back).
+func checkName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("feature name is empty")
+	case strings.TrimSpace(s) != s:
+		return fmt.Errorf("feature name %q has surrounding white space", s)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Errorf("feature name %q contains a control character", s)
+	case strings.ContainsRune(s, '\ufeff'):
+		return fmt.Errorf("feature name %q contains a byte-order mark", s)
+	}
+	return nil
 }
 
 // readLines returns the lines of r with surrounding white space (and any
@@ -488,7 +536,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 			return nil, err
 		}
 		if names != nil && len(names) != x.D {
-			return nil, fmt.Errorf("tempora: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
+			return nil, fmt.Errorf("dataio: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
 		}
 	case ".csv", ".txt":
 		var err error
@@ -496,7 +544,7 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("tempora: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
+		return nil, fmt.Errorf("dataio: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
 	}
 	var y []float64
 	var err error
@@ -506,17 +554,17 @@ func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*t
 	case ".csv", ".txt":
 		y, err = ReadVectorCSV(targetsPath)
 	default:
-		err = fmt.Errorf("tempora: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
+		err = fmt.Errorf("dataio: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(y) != x.M {
-		return nil, fmt.Errorf("tempora: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
+		return nil, fmt.Errorf("dataio: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
 	}
 	ds := &tempora.Dataset{X: x, Y: y, Task: task, FeatureNames: names}
 	if err := ds.Validate(1); err != nil {
-		return nil, fmt.Errorf("tempora: %s, %s: %s", dataPath, targetsPath, strings.TrimPrefix(err.Error(), "tempora: "))
+		return nil, errmsg.Wrap(err, "dataio: %s, %s", dataPath, targetsPath)
 	}
 	return ds, nil
 }

@@ -118,6 +118,12 @@ func TestReadTensorCSVErrors(t *testing.T) {
 		{"index beyond names", hdr + "0,hr,0,1\n0,2,0,1\n", []string{"hr", "bp"}, `line 3: feature "2"`},
 		{"name never given", hdr + "0,hr,0,1\n", []string{"hr", "bp"}, `no value for instance 0, feature "bp", timestep 0`},
 		{"unterminated quote", hdr + "0,\"hr,0,1\n", nil, "line 2"},
+		// Found by FuzzReadTensorCSV: names that no cell can match, or
+		// that break the files and tables showing them.
+		{"empty given names", hdr + "0,1,0,0\n0,0,0,0\n", []string{"", ""}, "given feature name 0: feature name is empty"},
+		{"duplicate given names", hdr + "0,a,0,0\n", []string{"a", "a"}, `given feature names 0 and 1 are both "a"`},
+		{"spaced given name", hdr + "0,0,0,0\n", []string{" a"}, `feature name " a" has surrounding white space`},
+		{"line break in a name", hdr + "0,\"a\nb\",0,0\n", nil, `line 2: feature name "a\nb" contains a control character`},
 	} {
 		p := writeTemp(t, "x.csv", []byte(tc.text))
 		_, _, err := ReadTensorCSV(p, tc.given)
@@ -125,9 +131,10 @@ func TestReadTensorCSVErrors(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "tempora: "+p+": ") {
+		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "dataio: "+p+": ") {
 			t.Errorf("%s: error %q, want %q after the file name", tc.name, msg, tc.want)
 		}
+		checkOnePrefix(t, err)
 	}
 }
 
@@ -159,9 +166,11 @@ func TestVectorCSV(t *testing.T) {
 	} {
 		p := writeTemp(t, "y.csv", []byte(tc.text))
 		_, err := ReadVectorCSV(p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tempora: "+p+": ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dataio: "+p+": ") {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+			continue
 		}
+		checkOnePrefix(t, err)
 	}
 	// Round trip.
 	v := []float64{0.1, -3, 1e-310, 12345678.9}
@@ -188,6 +197,10 @@ func TestReadFeatureNames(t *testing.T) {
 		{"duplicate", "a\nb\na\n", `lines 1 and 3 both name "a"`},
 		{"blank inside", "a\n\nb\n", "line 2: blank feature name"},
 		{"empty", "\n", "no feature names"},
+		// Found by FuzzReadFeatureNames: old Mac line endings made one name.
+		{"carriage returns", "a\rb\rc\n", `line 1: feature name "a\rb\rc" contains a control character`},
+		{"tab inside", "a\tb\n", "control character"},
+		{"byte-order mark", " \ufeff\n", "byte-order mark"}, // found by FuzzReadFeatureNames
 	} {
 		_, err := ReadFeatureNames(writeTemp(t, "names.txt", []byte(tc.text)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -251,9 +264,11 @@ func TestReadDataset(t *testing.T) {
 		{"missing.npy", "y.npy", "", tempora.Regression, "missing.npy"},
 	} {
 		_, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tc.task)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tempora: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dataio: ") {
 			t.Errorf("%s %s %s: got %v, want %q", tc.data, tc.targets, tc.names, err, tc.want)
+			continue
 		}
+		checkOnePrefix(t, err)
 	}
 }
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 	"github.com/tempora-dev/tempora/internal/npy"
 )
 
@@ -21,11 +21,11 @@ func ReadTensorNPY(path string) (*tempora.Tensor, error) {
 		return nil, err
 	}
 	if len(a.Shape) != 3 {
-		return nil, fmt.Errorf("tempora: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
+		return nil, fmt.Errorf("dataio: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
 	}
 	x := &tempora.Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
 	if err := x.Validate(); err != nil {
-		return nil, fmt.Errorf("tempora: %s: %s", path, strings.TrimPrefix(err.Error(), "tempora: "))
+		return nil, errmsg.Wrap(err, "dataio: %s", path)
 	}
 	return x, nil
 }
@@ -42,10 +42,10 @@ func ReadVectorNPY(path string) ([]float64, error) {
 		a.Shape = a.Shape[:1]
 	}
 	if len(a.Shape) != 1 {
-		return nil, fmt.Errorf("tempora: %s: want a one-dimensional array, got shape %v", path, a.Shape)
+		return nil, fmt.Errorf("dataio: %s: want a one-dimensional array, got shape %v", path, a.Shape)
 	}
 	if err := checkVector(a.Data); err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return a.Data, nil
 }
@@ -53,12 +53,12 @@ func ReadVectorNPY(path string) ([]float64, error) {
 func readNPY(path string) (*npy.Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %w", err)
+		return nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
 	a, err := npy.Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("tempora: %s: %w", path, err)
+		return nil, errmsg.Wrap(err, "dataio: %s", path)
 	}
 	return a, nil
 }

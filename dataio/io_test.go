@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // npyFile builds a version 1.0 .npy file by hand from a descriptor, the
@@ -168,6 +169,9 @@ func TestReadNPYErrors(t *testing.T) {
 		{"row as vector", npyFile("<f8", false, "(1, 4)", []float64{1, 2, 3, 4}), true, "got shape [1 4]"},
 		{"NaN in vector", npyFile("<f8", false, "(3,)", []float64{0, math.NaN(), 1}), true, "value 1 is NaN"},
 		{"empty vector", npyFile("<f8", false, "(0,)", nil), true, "no values"},
+		// Issue 12, defect 8: trailing bytes used to be accepted silently.
+		{"trailing bytes", append(good[:len(good):len(good)], 0, 0, 0), false, "3 unexpected bytes after the 4 values"},
+		{"two vectors", append(npyFile("<f8", false, "(2,)", []float64{0, 1}), npyFile("<f8", false, "(2,)", []float64{0, 1})...), true, "unexpected bytes after the 2 values"},
 	} {
 		p := writeTemp(t, "bad.npy", tc.data)
 		var err error
@@ -180,9 +184,10 @@ func TestReadNPYErrors(t *testing.T) {
 			t.Errorf("%s: no error", tc.name)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "tempora: "+p+": ") {
+		if msg := err.Error(); !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "dataio: "+p+": ") {
 			t.Errorf("%s: error %q, want %q after the file name", tc.name, msg, tc.want)
 		}
+		checkOnePrefix(t, err)
 	}
 	if _, err := ReadTensorNPY(filepath.Join(t.TempDir(), "missing.npy")); err == nil || !strings.Contains(err.Error(), "missing.npy") {
 		t.Errorf("missing file: got %v", err)
@@ -196,4 +201,15 @@ func TestReadVectorNPYColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameBits(t, "column vector", v, []float64{0, 1, 1})
+}
+
+// checkOnePrefix fails unless err's message has the package prefix
+// "dataio: " at its start and no other package's prefix (issue 12, defect
+// 10: messages such as "tempora: x.npy: npy: …" or "synth: tempora: …").
+func checkOnePrefix(t *testing.T, err error) {
+	t.Helper()
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "dataio: "); !ok || errmsg.Trim(rest) != rest {
+		t.Errorf("error %q does not carry exactly one prefix, dataio's", msg)
+	}
 }

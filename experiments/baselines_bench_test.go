@@ -44,7 +44,7 @@ func BenchmarkBaselines(b *testing.B) {
 		name string
 		exp  tempora.Explainer
 	}{
-		{"PERM", baselines.PERM{Seed: 1}},
+		{"PERM", baselines.PERM{Seed: 1, Fixed: true}},
 		{"LIME", baselines.LIME{Seed: 1}},
 		{"SAGE", sage(baselines.Marginal)},
 		{"SAGE-m", sage(baselines.Mean)},

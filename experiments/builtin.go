@@ -3,20 +3,23 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/baselines"
 	"github.com/tempora-dev/tempora/explain"
-	"github.com/tempora-dev/tempora/synth"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // SAGE budgets of the built-in SAGE methods. The paper let SAGE run for up
 // to 72 hours per model and excluded unconverged models; a benchmark that
 // must finish in hours needs a cap. The cap is a number of permutations,
 // not a wall time, so that results stay machine-independent; a capped run is
-// recorded as Incomplete with a warning (decision 12).
+// recorded as Incomplete with a warning (docs/decisions.md, decision 12).
 const (
-	// SAGEMaxPermutations caps SAGE, SAGE-m and SAGE-z at paper scale.
+	// SAGEMaxPermutations is the default cap of SAGE, SAGE-m and SAGE-z.
 	// At Table-1 scale SAGE-m needs about 20,000 permutations to converge
 	// and SAGE about 7,000, so the cap (262,144) binds only on runs that
 	// would otherwise take far longer than the paper's budget allows here:
@@ -37,67 +40,140 @@ const (
 	QuickLIMESamples = 1000
 )
 
-// BuiltinMethods returns the methods of the paper's tables: TIME (records
-// TIME and TIME-n), LIME, SAGE, SAGE-m, SAGE-z and PERM (records PERM and
-// PERM-f), configured as in the paper (reference-facts §5–6) apart from the
-// SAGE budget (SAGEMaxPermutations) and, at quick scale, smaller budgets.
-func BuiltinMethods() []Method { return builtinMethods() }
-
-func builtinMethods() []Method {
-	sage := func(imp baselines.Imputer) Method {
-		return Method{
-			Name: imp.String(),
-			New: func(seed uint64, workers int, s *Setting) tempora.Explainer {
-				c := baselines.SAGE{Imputer: imp, MaxPermutations: SAGEMaxPermutations, Seed: seed, Workers: workers}
-				if s.Quick && imp == baselines.Marginal {
-					c.Background = QuickSAGEBackground
-					c.MaxPermutations = QuickSAGEMaxPermutations
+// Builtins returns the built-in methods in the order of the paper's tables:
+// TIME and TIME-n (one run), LIME, SAGE, SAGE-m, SAGE-z, and PERM and
+// PERM-f (one run), configured by default as in the paper
+// (docs/decisions.md, decisions 11–13) apart from SAGE's permutation cap
+// (SAGEMaxPermutations); at quick scale LIME and SAGE have smaller budgets.
+// Each call returns fresh values.
+func Builtins() []method.Method {
+	perms := method.Param{Name: "permutations",
+		Doc:     "permutations per test: the cap P_max of a sequential test, P of a fixed one (0: automatic, P_max = ⌈m/α⌉ − 1 for a family of m tests, P = 50 fixed)",
+		Default: 0, Range: "[0, inf)"}
+	sequential := method.Param{Name: "sequential",
+		Doc:     "sequential Monte Carlo tests that stop once a test's outcome is clear (false: the paper's fixed-P tests)",
+		Default: true}
+	timeM := method.Method{
+		Name: "TIME",
+		Doc:  "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
+		Params: []method.Param{
+			perms,
+			sequential,
+			{Name: "alpha", Doc: "FDR level α of every Benjamini–Hochberg family", Default: explain.DefaultAlpha, Range: "(0, 1)"},
+			{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end", Default: explain.DefaultGamma, Range: "(0, 1)"},
+			{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)", Default: ""},
+		},
+		New: func(c method.Config) (tempora.Explainer, error) {
+			t := explain.TIME{
+				Permutations: c.Values.Int("permutations"), Fixed: !c.Values.Bool("sequential"),
+				Alpha: c.Values.Float("alpha"), Gamma: c.Values.Float("gamma"),
+				Seed: c.Seed, Workers: c.Workers,
+			}
+			if path := c.Values.String("hierarchy"); path != "" {
+				h, err := readHierarchy(path, c.Data)
+				if err != nil {
+					return nil, err
 				}
-				return c
+				t.Hierarchy = h
+			}
+			return t, nil
+		},
+		Mode:  method.AllNonZero,
+		Tests: true,
+	}
+	sage := func(imp baselines.Imputer, doc string) method.Method {
+		m := method.Method{
+			Name: imp.String(),
+			Doc:  doc,
+			New: func(c method.Config) (tempora.Explainer, error) {
+				s := baselines.SAGE{Imputer: imp, MaxPermutations: c.Values.Int("max-permutations"),
+					MaxTime: c.Values.Duration("budget"), Seed: c.Seed, Workers: c.Workers}
+				if imp == baselines.Marginal {
+					s.Background = c.Values.Int("background")
+				}
+				return s, nil
 			},
 		}
+		capQuick := any(nil)
+		if imp == baselines.Marginal {
+			m.Params = append(m.Params, method.Param{Name: "background", Doc: "background rows of the marginal imputer (0: min(128, instances))",
+				Default: 0, Quick: QuickSAGEBackground, Range: "[0, inf)"})
+			capQuick = QuickSAGEMaxPermutations
+		}
+		m.Params = append(m.Params,
+			method.Param{Name: "max-permutations", Doc: "cap on sampled permutations; a capped run is marked incomplete (0: none)",
+				Default: SAGEMaxPermutations, Quick: capQuick, Range: "[0, inf)"},
+			method.Param{Name: "budget", Doc: "wall-time budget; a run stopped by it is marked incomplete and depends on the machine (0: none)",
+				Default: time.Duration(0), Range: "[0, inf)"},
+		)
+		return m
 	}
-	return []Method{
+	perm := method.Method{
+		Name: "PERM",
+		Doc:  "permutation importance of every feature-timestep cell (effect size of a permutation test per cell)",
+		Params: []method.Param{
+			perms,
+			sequential,
+			{Name: "alpha", Doc: "Benjamini–Hochberg level of PERM-f's filter", Default: baselines.DefaultPERMAlpha, Range: "(0, 1)"},
+		},
+		New: func(c method.Config) (tempora.Explainer, error) {
+			return &permRun{cfg: baselines.PERM{Permutations: c.Values.Int("permutations"), Fixed: !c.Values.Bool("sequential"), Alpha: c.Values.Float("alpha"),
+				Seed: c.Seed, Workers: c.Workers}}, nil
+		},
+	}
+	return []method.Method{
+		timeM,
 		{
-			Name: "TIME",
-			New: func(seed uint64, workers int, s *Setting) tempora.Explainer {
-				return explain.TIME{Permutations: s.Permutations, Alpha: s.Alpha, Gamma: s.Gamma, Seed: seed, Workers: workers}
-			},
-			Outputs: []Output{
-				{Name: "TIME", Mode: AllNonZero, TIMEMetrics: true},
-				{Name: "TIME-n", Mode: TopN, TIMEMetrics: true},
-			},
+			Name: "TIME-n", Doc: "TIME's explanation scored on its top n features and cells, like the baselines",
+			From: &timeM, Mode: method.TopN, Tests: true,
 		},
 		{
 			Name: "LIME",
-			New: func(seed uint64, workers int, s *Setting) tempora.Explainer {
-				c := baselines.LIME{Seed: seed, Workers: workers}
-				if s.Quick {
-					c.Samples = QuickLIMESamples
-				}
-				return c
+			Doc:  "local linear surrogates averaged over instances (|weight| per cell)",
+			Params: []method.Param{
+				{Name: "samples", Doc: "samples per explained instance", Default: baselines.DefaultLIMESamples, Quick: QuickLIMESamples, Range: "[2, inf)"},
+				{Name: "instances-explained", Doc: "explain only the first N instances (0: all)", Default: 0, Range: "[0, inf)"},
+			},
+			New: func(c method.Config) (tempora.Explainer, error) {
+				return baselines.LIME{Samples: c.Values.Int("samples"), Instances: c.Values.Int("instances-explained"),
+					Seed: c.Seed, Workers: c.Workers}, nil
 			},
 		},
-		sage(baselines.Marginal),
-		sage(baselines.Mean),
-		sage(baselines.Zero),
+		sage(baselines.Marginal, "Shapley additive global importance per cell, marginal imputation over a background"),
+		sage(baselines.Mean, "SAGE with mean imputation"),
+		sage(baselines.Zero, "SAGE with zero imputation"),
+		perm,
 		{
-			Name: "PERM",
-			New: func(seed uint64, workers int, s *Setting) tempora.Explainer {
-				return &permRun{cfg: baselines.PERM{Permutations: s.Permutations, Seed: seed, Workers: workers}}
-			},
-			Outputs: []Output{
-				{Name: "PERM", Mode: TopN},
-				{Name: "PERM-f", Mode: TopN, Derive: func(ex tempora.Explainer, _ *tempora.Explanation) (*tempora.Explanation, error) {
-					pr, ok := ex.(*permRun)
-					if !ok || pr.res == nil {
-						return nil, fmt.Errorf("experiments: PERM-f needs a PERM run")
-					}
-					return pr.res.Explanation(true), nil
-				}},
+			Name: "PERM-f", Doc: "PERM keeping only the cells significant under Benjamini–Hochberg",
+			From: &perm,
+			Derive: func(ex tempora.Explainer, _ *tempora.Explanation) (*tempora.Explanation, error) {
+				pr, ok := ex.(*permRun)
+				if !ok || pr.res == nil {
+					return nil, fmt.Errorf("PERM-f needs a finished PERM run")
+				}
+				return pr.res.Explanation(true), nil
 			},
 		},
 	}
+}
+
+// Table returns the table of the built-in methods followed by extra. Beside
+// method.NewTable's checks, an extra parameter must not be named like a
+// problem parameter of the grid suite (ProblemParams), since both are grid
+// axes.
+func Table(extra ...method.Method) (*method.Table, error) {
+	for _, m := range extra {
+		for _, p := range m.Params {
+			if slices.ContainsFunc(ProblemParams, func(g GridParam) bool { return g.Name == p.Name }) {
+				return nil, fmt.Errorf("experiments: method %s: parameter %s is a problem parameter of the grid suite", m.Name, p.Name)
+			}
+		}
+	}
+	t, err := method.NewTable(append(Builtins(), extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	return t, nil
 }
 
 // permRun runs PERM once and keeps its per-cell results, so that PERM-f is
@@ -116,36 +192,24 @@ func (p *permRun) Explain(ctx context.Context, m tempora.Model, data *tempora.Da
 	return r.Explanation(false), nil
 }
 
-// synthesise generates the problem of spec with synth.
-func synthesise(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
-	noise := synth.Noise{}
-	if spec.Noise != "" {
-		var err error
-		if noise, err = synth.ParseNoise(spec.Noise); err != nil {
-			return nil, err
-		}
+// readHierarchy parses TIME's hierarchy file against the data's feature
+// names.
+func readHierarchy(path string, data *tempora.Dataset) (*explain.Hierarchy, error) {
+	if data == nil {
+		return nil, fmt.Errorf("hierarchy %s: no data to name features", path)
 	}
-	p, err := synth.Generate(synth.Config{
-		Instances: spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
-		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
-		WindowIndependent: spec.WindowIndependent,
-	}, seed)
+	r, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hierarchy: %w", err)
 	}
-	return &Problem{Data: p.Data, Model: p.Model, Truth: TruthOf(p.Truth)}, nil
-}
-
-// TruthOf converts synth's ground truth into a Truth.
-func TruthOf(ft []synth.FeatureTruth) *Truth {
-	d := len(ft)
-	t := &Truth{
-		Relevant: make([]bool, d), Windows: make([]tempora.Window, d), EffectSize: make([]float64, d),
-		OrderingImportant: make([]bool, d), WindowOrderingImportant: make([]bool, d),
+	defer r.Close()
+	names := make([]string, data.X.D)
+	for j := range names {
+		names[j] = data.Name(j)
 	}
-	for j, f := range ft {
-		t.Relevant[j], t.Windows[j], t.EffectSize[j] = f.Relevant, f.Window, f.EffectSize
-		t.OrderingImportant[j], t.WindowOrderingImportant[j] = f.OrderingImportant, f.WindowOrderingImportant
+	h, err := explain.ParseHierarchy(r, names)
+	if err != nil {
+		return nil, fmt.Errorf("hierarchy %s: %w", path, err)
 	}
-	return t
+	return h, nil
 }

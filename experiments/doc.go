@@ -7,29 +7,29 @@
 //
 // # Suites
 //
-// Suites lists the named experiments; each runs at paper scale or, with
-// Options.Quick, at a quick scale meant for smoke tests (all four paper
-// suites at quick scale take a few minutes on two cores).
+// Suites lists the named experiments, each with its description, default
+// models and methods and expected run time ("tempora run -list" prints
+// them; README.md's table is generated from them): the paper's Tables 1
+// and S1 (table1) and S2 (table-s2), its test-set-size Figures 4 and S1
+// (testsize-regression, testsize-classification: per model one problem of
+// 6400 instances is synthesised and calibrated, and its first 100, …, 6400
+// instances are analysed, docs/decisions.md, decision 10), and grid, any
+// sweep around the Table 1 problem over problem parameters (ProblemParams)
+// and method parameters (e.g. "noise=0,0.5,1;gamma=0.95,0.99"; a method
+// parameter analyses the same problems with every method run that has it).
+// Each suite runs at paper scale or, with Options.Quick, at a quick scale
+// meant for smoke tests, where methods also take their parameters'
+// quick-scale defaults (method.Param.Quick).
 //
-//   - table1: Tables 1 and S1. 100 classification problems of 1000
-//     instances × 10 features × 20 timesteps with 5 relevant features and
-//     automatic noise; methods TIME, TIME-n, LIME, SAGE, SAGE-m, SAGE-z,
-//     PERM, PERM-f. Quick: 3 problems of 200 instances.
-//   - table-s2: Table S2, the same with 30 features (fraction 0.33, so 10
-//     relevant). PERM-f is included although the paper omits it: it costs
-//     nothing (it filters the PERM run) and shows why the paper dropped it
-//     (with 600 cells and P = 50, BH rejects nothing). Quick: 2 problems of
-//     200 instances.
-//   - testsize-regression and testsize-classification: Fig. 4 and Fig. S1.
-//     Per model, one problem of 6400 instances × 30 features × 50 timesteps
-//     (10 relevant, automatic noise) is synthesised and calibrated, and TIME
-//     analyses its first 100, 200, …, 6400 instances (decision 10). Quick:
-//     3 problems of 1600 instances, analysed at 100, …, 1600.
-//   - grid: any sweep around the Table 1 problem, e.g.
-//     "noise=0,0.5,1;gamma=0.95,0.99" (see GridParams); TIME and TIME-n by
-//     default, 20 models (quick: 2, with 200 instances unless swept).
-//     Problem parameters change the problem; permutations, gamma and alpha
-//     analyse the same problems.
+// # Methods
+//
+// The methods are a method.Table: Builtins (TIME, TIME-n, LIME, SAGE,
+// SAGE-m, SAGE-z, PERM, PERM-f) followed by Options.Extra, matched without
+// regard to case and recorded under their canonical names. A method made
+// From another shares its run (TIME-n is TIME scored top-n, PERM-f filters
+// PERM). Every explainer runs through method.Measure, which counts model
+// calls and instance evaluations and times the run, whatever the explainer
+// reports itself.
 //
 // # Seeds
 //
@@ -45,18 +45,14 @@
 //
 // # Metrics
 //
-// Explanations are scored as in decision 14 and reference-facts §4 (see
-// DetectionMetrics and TIMEMetrics): cell scores are taken by magnitude,
-// magnitudes below 1e−10 count as zero, and a feature's score is the mean of
-// its non-zero cells. Power is recall and FDR is 1 − precision, with
-// precision 1 when nothing is selected and recall 1 when nothing is true.
-// TopN selects the n = min(#true, #non-zero) highest scores, ties going to
-// the lower flat index j·L+t; AllNonZero selects every non-zero score.
-// TIME is scored AllNonZero on its cells (an important feature's window, or
-// the whole sequence when the window is not significant); TIME-n and every
-// baseline TopN. Every record also carries the AllNonZero ("-all")
-// variants, and TIME's records the ordering, window-ordering and
-// Average_Window metrics.
+// Explanations are scored by package metrics (docs/decisions.md, decision
+// 14) in the mode of their method (method.Method.Mode): TIME AllNonZero on
+// its cells (an important feature's window, or the whole sequence when the
+// window is not significant), TIME-n and every baseline TopN. Every record
+// also carries the AllNonZero ("-all") variants, and the records of a
+// method with tests (method.Method.Tests: TIME, TIME-n) the ordering,
+// window-ordering and Average_Window metrics. Score makes a record from an
+// explanation and the truth.
 //
 // # Runs, resumption and shards
 //
@@ -81,9 +77,11 @@
 // machine-independent. At quick scale LIME uses QuickLIMESamples samples per
 // instance.
 //
-// # New methods
+// # New methods and outside tools
 //
-// Any tempora.Explainer can join a suite as an extra Method (see the
-// example of Run), and tempora evaluate scores a score matrix produced by
-// an outside tool against a problem's truth (EvaluateFile).
+// Any tempora.Explainer can join a suite as an extra method.Method (see
+// the example of Run). For a tool outside Go, WriteProblems writes a
+// suite's problems with an index, and EvaluateProblems turns the tool's
+// score files into records of the same problems, which Merge and the
+// reports take beside a run; EvaluateFile scores one file.
 package experiments

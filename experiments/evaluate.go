@@ -4,20 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/metrics"
+	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
 
 // ReadTruth reads the ground truth of a synthetic problem directory written
 // by synth (its truth.json), without loading the data.
-func ReadTruth(dir string) (tr *Truth, l int, err error) {
+func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 	path := filepath.Join(dir, synth.TruthFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -42,7 +47,7 @@ func ReadTruth(dir string) (tr *Truth, l int, err error) {
 		return nil, 0, fmt.Errorf("experiments: %s: format %q, want %q", path, jt.Format, synth.TruthFormat)
 	}
 	d := len(jt.Features)
-	tr = &Truth{
+	tr = &record.Truth{
 		Relevant: make([]bool, d), Windows: make([]tempora.Window, d), EffectSize: make([]float64, d),
 		OrderingImportant: make([]bool, d), WindowOrderingImportant: make([]bool, d),
 	}
@@ -53,7 +58,7 @@ func ReadTruth(dir string) (tr *Truth, l int, err error) {
 		tr.Relevant[j], tr.Windows[j], tr.EffectSize[j] = f.Relevant, f.Window, f.EffectSize
 		tr.OrderingImportant[j], tr.WindowOrderingImportant[j] = f.OrderingImportant, f.WindowOrderingImportant
 	}
-	if err := CheckTruth(tr, d, jt.L); err != nil {
+	if err := metrics.CheckTruth(tr, d, jt.L); err != nil {
 		return nil, 0, fmt.Errorf("%w (in %s)", err, path)
 	}
 	return tr, jt.L, nil
@@ -61,10 +66,14 @@ func ReadTruth(dir string) (tr *Truth, l int, err error) {
 
 // ReadScores reads a D × L score matrix produced by any tool, as an
 // explanation: a JSON file holding either an explanation (an object with
-// "cells", as tempora explain writes it; "num_features" and "features" are
-// optional) or a bare matrix [[…], …]; or a CSV file of D rows of L
-// numbers (comma-separated, blank lines and lines starting with '#'
-// ignored). Non-finite scores and ragged rows are errors.
+// "cells", as tempora explain writes it; every other field is optional:
+// without "num_features" only "cells" and "accounting" are read, so a tool
+// can report its cost as {"cells": …, "accounting": {"runtime_seconds": s,
+// "model_calls": n, "instance_evaluations": k}}) or a bare matrix
+// [[…], …]; or a CSV file of D rows of L numbers (comma-separated, blank
+// lines and lines starting with '#' ignored). Non-finite scores and ragged
+// rows are errors. The explanation's feature results are filled from the
+// cells (method.FeatureScores) when the file has none.
 func ReadScores(path string) (*tempora.Explanation, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -86,13 +95,25 @@ func ReadScores(path string) (*tempora.Explanation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %s: %w", path, err)
 	}
+	if len(e.Features) == 0 {
+		e.Features = make([]tempora.FeatureResult, e.D)
+		for j := range e.Features {
+			e.Features[j] = tempora.NewFeatureResult(j, strconv.Itoa(j))
+		}
+		method.FeatureScores(e)
+	}
 	return e, nil
 }
 
 func scoresFromObject(b []byte) (*tempora.Explanation, error) {
 	var probe struct {
-		D     *int        `json:"num_features"`
-		Cells [][]float64 `json:"cells"`
+		D          *int        `json:"num_features"`
+		Cells      [][]float64 `json:"cells"`
+		Accounting struct {
+			Calls   int64   `json:"model_calls"`
+			Evals   int64   `json:"instance_evaluations"`
+			Runtime float64 `json:"runtime_seconds"`
+		} `json:"accounting"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, err
@@ -101,7 +122,16 @@ func scoresFromObject(b []byte) (*tempora.Explanation, error) {
 		return nil, fmt.Errorf("no \"cells\" in the JSON object")
 	}
 	if probe.D == nil {
-		return scoresFromRows(probe.Cells)
+		e, err := scoresFromRows(probe.Cells)
+		if err != nil {
+			return nil, err
+		}
+		a := probe.Accounting
+		if a.Calls < 0 || a.Evals < 0 || !(a.Runtime >= 0) || math.IsInf(a.Runtime, 0) {
+			return nil, fmt.Errorf("accounting must hold non-negative numbers")
+		}
+		e.Accounting = tempora.Accounting{ModelCalls: a.Calls, InstanceEvals: a.Evals, Runtime: time.Duration(a.Runtime * float64(time.Second))}
+		return e, nil
 	}
 	var e tempora.Explanation
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -163,32 +193,27 @@ func scoresFromCSV(b []byte) (*tempora.Explanation, error) {
 	return scoresFromRows(rows)
 }
 
-// Evaluate scores an explanation against the truth with the metrics of the
-// benchmark: DetectionMetrics in the given mode, followed by TIMEMetrics
-// when the explanation has per-feature results with windows (a TIME
-// explanation).
-func Evaluate(tr *Truth, e *tempora.Explanation, mode Mode) ([]Metric, error) {
-	ms, err := DetectionMetrics(tr, e.Cells, e.D, e.L, mode)
-	if err != nil {
-		return nil, err
+// HasTests reports whether e carries per-feature test outcomes that the
+// per-feature metrics can score: one result per feature, some with a
+// p-value or a window (as TIME's explanations have).
+func HasTests(e *tempora.Explanation) bool {
+	if len(e.Features) != e.D {
+		return false
 	}
-	hasWindows := false
 	for _, f := range e.Features {
-		hasWindows = hasWindows || f.Window != nil
-	}
-	if len(e.Features) == e.D && hasWindows {
-		tm, err := TIMEMetrics(tr, e.Features, e.L)
-		if err != nil {
-			return nil, err
+		if f.Window != nil || !math.IsNaN(f.PValue) {
+			return true
 		}
-		ms = append(ms, tm...)
 	}
-	return ms, nil
+	return false
 }
 
 // EvaluateFile scores the score file at path (see ReadScores) against the
-// truth of the synthetic problem in dir (see ReadTruth).
-func EvaluateFile(dir, path string, mode Mode) ([]Metric, error) {
+// truth of the synthetic problem in dir (see ReadTruth) and returns the
+// record without its identity fields (see Score): the detection metrics in
+// the given mode, and the per-feature metrics when tests is set or the
+// file is an explanation with test outcomes (HasTests).
+func EvaluateFile(dir, path string, mode method.Mode, tests bool) (*record.Record, error) {
 	tr, l, err := ReadTruth(dir)
 	if err != nil {
 		return nil, err
@@ -201,5 +226,83 @@ func EvaluateFile(dir, path string, mode Mode) ([]Metric, error) {
 		return nil, fmt.Errorf("experiments: %s has %d × %d scores, the problem in %s has %d features × %d timesteps",
 			path, e.D, e.L, dir, len(tr.Relevant), l)
 	}
-	return Evaluate(tr, e, mode)
+	if tests && !HasTests(e) {
+		return nil, fmt.Errorf("experiments: %s holds scores only, but the method is scored on per-feature test outcomes (an explanation with p-values and windows)", path)
+	}
+	return Score(tr, e, mode, tests || HasTests(e))
+}
+
+// EvaluateOptions configure EvaluateProblems.
+type EvaluateOptions struct {
+	// Problems is a directory written by WriteProblems.
+	Problems string
+	// Scores is the name of the score file (see ReadScores) in each
+	// problem's directory.
+	Scores string
+	// Method is the method name of the records.
+	Method string
+	// Mode and Tests say how to score, as for EvaluateFile.
+	Mode  method.Mode
+	Tests bool
+	// Out is the output directory: records below Out/records, plus
+	// Out/manifest.json and Out/bench.txt, as Run writes them.
+	Out string
+}
+
+// EvaluateProblems scores the score file of every problem listed in
+// o.Problems/index.json against that problem's truth and writes one record
+// per (setting, model), with the identity (suite, setting, model and problem
+// seed) of a Run on the same problems, so that Merge and the reports take
+// them beside such a run: the outside method gets its own rows. The
+// records' runtime and model calls are those of the score file's
+// accounting, when it has one (see ReadScores), else 0. It returns the
+// number of records written. An output directory holding a run of other
+// problems is refused.
+func EvaluateProblems(o EvaluateOptions) (int, error) {
+	if o.Out == "" || o.Problems == "" || o.Scores == "" {
+		return 0, fmt.Errorf("experiments: EvaluateProblems needs Problems, Scores and Out")
+	}
+	if err := method.CheckName(o.Method); err != nil {
+		return 0, fmt.Errorf("experiments: %w", err)
+	}
+	idx, err := ReadIndex(o.Problems)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("experiments: %s has no %s (write one with tempora problems)", o.Problems, IndexFile)
+		}
+		return 0, err
+	}
+	man := &Manifest{Format: ManifestFormat, Suite: idx.Suite, Grid: idx.Grid, Quick: idx.Quick, Seed: idx.Seed,
+		Models: idx.Models, Methods: []string{o.Method}}
+	if old, err := ReadManifest(o.Out); err == nil {
+		if !old.sameProblems(man) {
+			return 0, fmt.Errorf("experiments: %s holds a run of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",
+				o.Out, old.Suite, old.Grid, old.Quick, old.Seed, man.Suite, man.Grid, man.Quick, man.Seed)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	}
+	var recs []*record.Record
+	for _, e := range idx.Problems {
+		dir := filepath.Join(o.Problems, filepath.FromSlash(e.Dir))
+		rec, err := EvaluateFile(dir, filepath.Join(dir, o.Scores), o.Mode, o.Tests)
+		if err != nil {
+			return 0, err
+		}
+		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = idx.Suite, e.Params, e.Model, e.Seed, o.Method
+		rec.Explanation.Method = o.Method
+		recs = append(recs, rec)
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return 0, err
+	}
+	if err := writeManifest(o.Out, man); err != nil {
+		return 0, err
+	}
+	for _, r := range recs {
+		if err := record.Write(filepath.Join(o.Out, "records"), r); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), WriteBench(o.Out)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/method"
 )
 
 // Occlusion is a new explanation method to compare: the score of cell
@@ -17,6 +18,9 @@ import (
 type Occlusion struct{}
 
 func (Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	if err := data.Validate(1); err != nil {
+		return nil, err
+	}
 	x := data.X.Clone()
 	base := make([]float64, x.M)
 	if err := m.Predict(base, x); err != nil {
@@ -24,7 +28,7 @@ func (Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.Dat
 	}
 	pred := make([]float64, x.M)
 	saved := make([]float64, x.M)
-	e := tempora.NewExplanation("OCC", data)
+	e := tempora.NewExplanation("occlusion", data)
 	for j := range x.D {
 		for t := range x.L {
 			if err := ctx.Err(); err != nil {
@@ -45,8 +49,9 @@ func (Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.Dat
 			e.Cells[j*x.L+t] = s / float64(x.M)
 		}
 	}
-	e.Accounting.ModelCalls = int64(1 + x.D*x.L)
-	e.Accounting.InstanceEvals = int64(x.M) * e.Accounting.ModelCalls
+	// Feature scores by the benchmark's rule; the framework counts the model
+	// calls (method.Measure), so the explainer need not.
+	method.FeatureScores(e)
 	return e, nil
 }
 
@@ -61,20 +66,20 @@ func ExampleRun() {
 	}
 	defer os.RemoveAll(out)
 
-	occ := experiments.Method{
-		Name: "OCC",
-		// New receives the derived seed, the worker count and the setting;
-		// Occlusion needs none of them.
-		New: func(seed uint64, workers int, s *experiments.Setting) tempora.Explainer { return Occlusion{} },
-		// Outputs is nil: one record named OCC, scored top-n like the
-		// paper's baselines.
+	occ := method.Method{
+		Name: "occlusion",
+		Doc:  "zero occlusion: mean |change of prediction| when a cell is set to 0",
+		// New receives the derived seed, the worker count, the data and the
+		// parameter values; Occlusion needs none of them. Mode is TopN (the
+		// zero value): scored like the paper's baselines.
+		New: func(method.Config) (tempora.Explainer, error) { return Occlusion{}, nil },
 	}
 	err = experiments.Run(context.Background(), experiments.Options{
 		Suite:   "grid",
 		Grid:    "instances=200;features=4;timesteps=8",
 		Models:  2,
-		Methods: []string{"TIME", "OCC"},
-		Extra:   []experiments.Method{occ},
+		Methods: []string{"TIME", "occlusion"},
+		Extra:   []method.Method{occ},
 		Out:     out,
 	})
 	if err != nil {
@@ -86,11 +91,11 @@ func ExampleRun() {
 	}
 	for _, r := range recs {
 		p, _ := r.Get("feature-power")
-		fmt.Printf("model %d %-4s feature power %.2f\n", r.Model, r.Method, p)
+		fmt.Printf("model %d %-9s feature power %.2f\n", r.Model, r.Method, p)
 	}
 	// Output:
-	// model 0 OCC  feature power 0.50
-	// model 0 TIME feature power 1.00
-	// model 1 OCC  feature power 1.00
-	// model 1 TIME feature power 1.00
+	// model 0 TIME      feature power 1.00
+	// model 0 occlusion feature power 0.50
+	// model 1 TIME      feature power 1.00
+	// model 1 occlusion feature power 1.00
 }

@@ -16,7 +16,9 @@ type ExportOptions struct {
 	// Shards is the number of shards (jobs), at least 1.
 	Shards int
 	// Binary is the path of the tempora binary on the execution hosts
-	// (a shared file system is assumed); empty means "./tempora".
+	// (a shared file system is assumed): the binary that knows every
+	// method of the run, such as a researcher's own build of cli.Main;
+	// empty means "./tempora".
 	Binary string
 }
 
@@ -33,7 +35,8 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 	if o.Out == "" {
 		return fmt.Errorf("experiments: no output directory")
 	}
-	if _, err := newPlan(&o); err != nil {
+	p, err := newPlan(&o)
+	if err != nil {
 		return err
 	}
 	var tmpl *template.Template
@@ -49,6 +52,16 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 	if bin == "" {
 		bin = "./tempora"
 	}
+	for _, p := range []struct{ what, path string }{{"output directory", o.Out}, {"binary path", bin}} {
+		if strings.ContainsAny(p.path, "\n\r") {
+			return fmt.Errorf("experiments: %s %q contains a line break, which a job file cannot carry", p.what, p.path)
+		}
+	}
+	if kind == "slurm" && strings.Contains(o.Out, `\`) {
+		// A backslash anywhere in a Slurm file-name pattern turns off
+		// every replacement, so %a would not give each shard its own log.
+		return fmt.Errorf("experiments: output directory %q contains a backslash, which Slurm's --output file-name pattern cannot carry", o.Out)
+	}
 	args := []string{"run", "-suite", o.Suite}
 	if o.Grid != "" {
 		args = append(args, "-grid", o.Grid)
@@ -57,7 +70,7 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 		args = append(args, "-models", strconv.Itoa(o.Models))
 	}
 	if len(o.Methods) > 0 {
-		args = append(args, "-methods", strings.Join(o.Methods, ","))
+		args = append(args, "-methods", strings.Join(p.methods, ","))
 	}
 	if o.Workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(o.Workers))
@@ -78,7 +91,7 @@ func Export(w io.Writer, kind string, e ExportOptions) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"Binary": bin, "Args": args, "Shards": e.Shards, "Last": e.Shards - 1,
-		"Out": o.Out, "Suite": o.Suite, "Merged": o.Out + "/merged", "CondorOut": o.Out + "/shard-$(Process)", "CPUs": workers, "ShardDirs": shards,
+		"Out": o.Out, "Suite": o.Suite, "Merged": o.Out + "/merged", "CPUs": workers, "ShardDirs": shards,
 	})
 }
 
@@ -90,6 +103,22 @@ var funcs = template.FuncMap{
 		}
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	},
+	// sbatchFile writes the file-name pattern dir+pattern as one value of
+	// an #SBATCH line: sbatch splits those lines at blanks outside double
+	// quotes, where a backslash escapes the next character; % in dir is
+	// doubled so that only pattern's %a is replaced. (Export refuses a dir
+	// with a backslash, which would turn the replacement off.)
+	"sbatchFile": func(dir, pattern string) string {
+		v := strings.ReplaceAll(dir, "%", "%%") + pattern
+		if !strings.ContainsAny(v, " \t\"'\\") {
+			return v
+		}
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
+	},
+	// condorPath writes a path as a submit-file value: HTCondor takes the
+	// rest of the line verbatim (blanks included; quotes would become part
+	// of the name) but expands $(...) macros, so $ becomes $(DOLLAR).
+	"condorPath": func(s string) string { return strings.ReplaceAll(s, "$", "$(DOLLAR)") },
 	// condor quotes a word for HTCondor's "new" arguments syntax.
 	"condor": func(s string) string {
 		s = strings.ReplaceAll(s, `"`, `""`)
@@ -106,13 +135,13 @@ var condorTemplate = template.Must(template.New("condor").Funcs(funcs).Parse(`# 
 # Each job writes {{.Out}}/shard-$(Process); when all are done, merge with
 #   tempora merge -out {{sh .Merged}}{{range .ShardDirs}} {{sh .}}{{end}}
 universe                = vanilla
-executable              = {{.Binary}}
+executable              = {{condorPath .Binary}}
 transfer_executable     = False
-arguments               = "{{range .Args}}{{condor .}} {{end}}-shard $(Process)/{{.Shards}} -out {{condor .CondorOut}}"
+arguments               = "{{range .Args}}{{condor .}} {{end}}-shard $(Process)/{{.Shards}} -out {{condor (print (condorPath .Out) "/shard-$(Process)")}}"
 request_cpus            = {{.CPUs}}
-output                  = {{.Out}}/logs/shard-$(Process).out
-error                   = {{.Out}}/logs/shard-$(Process).err
-log                     = {{.Out}}/logs/condor.log
+output                  = {{condorPath .Out}}/logs/shard-$(Process).out
+error                   = {{condorPath .Out}}/logs/shard-$(Process).err
+log                     = {{condorPath .Out}}/logs/condor.log
 should_transfer_files   = NO
 queue {{.Shards}}
 `))
@@ -125,8 +154,8 @@ var slurmTemplate = template.Must(template.New("slurm").Funcs(funcs).Parse(`#!/b
 #SBATCH --job-name=tempora-{{.Suite}}
 #SBATCH --array=0-{{.Last}}
 #SBATCH --cpus-per-task={{.CPUs}}
-#SBATCH --output={{.Out}}/logs/shard-%a.out
-#SBATCH --error={{.Out}}/logs/shard-%a.err
+#SBATCH --output={{sbatchFile .Out "/logs/shard-%a.out"}}
+#SBATCH --error={{sbatchFile .Out "/logs/shard-%a.err"}}
 set -eu
 exec {{sh .Binary}}{{range .Args}} {{sh .}}{{end}} -shard "$SLURM_ARRAY_TASK_ID/{{.Shards}}" -out {{sh .Out}}/shard-"$SLURM_ARRAY_TASK_ID"
 `))

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -33,14 +34,36 @@ func (e *IncompleteError) Error() string {
 	return s
 }
 
-// Merge combines the outputs of sharded runs (directories written by Run)
-// into out: it checks that their manifests describe the same run, copies
-// every record (byte for byte; a key present in two inputs must have
-// identical files), writes out/manifest.json (without a shard) and
-// out/bench.txt, and finally checks the merged records against the suite's
-// item list, returning an *IncompleteError naming what is missing. extra
-// must list the Extra methods of the runs, if any.
-func Merge(out string, dirs []string, extra []Method) error {
+// Merge combines run directories of one suite's problems into out: the
+// shards of a run (Run with Options.Shard), and runs of other methods on the
+// same problems (Run, or EvaluateProblems for an outside tool's scores).
+// It checks that their manifests describe the same suite, grid, scale, seed
+// and number of models, and that no two inputs of the same methods are the
+// same shard; copies every record (byte for byte, after checking it with
+// record.Read; a key present in two inputs must have identical files);
+// writes out/manifest.json (without a shard, listing the methods of every
+// input) and out/bench.txt; and finally checks that every record of those
+// methods on the suite's problems is present, returning an
+// *IncompleteError naming what is missing. Merge needs no method table:
+// records are data.
+//
+// Merge is all or nothing. It builds the merged records, manifest and
+// bench.txt in a temporary directory beside out (".<name>.merge-*", removed
+// afterwards), and only when every input has been read and checked moves
+// them into place by renames. An error in any input (a missing or different
+// manifest, an invalid record, two different records of one key) leaves out
+// exactly as it was. An incomplete merge is not such an error: out then
+// holds every record of the inputs, and the *IncompleteError says what is
+// missing, so that a report can show the records so far and a later merge
+// with the missing shards can complete them.
+//
+// out may be a new directory, an empty one, or a run or merge directory of
+// the same problems (same suite, grid, scale and seed): its records then
+// count as one more input (so merging in another method's run adds to it),
+// and its records/, manifest.json and bench.txt are replaced together;
+// anything else in it (a report/ subdirectory) is kept. Any other non-empty
+// out is refused.
+func Merge(out string, dirs []string) (err error) {
 	if out == "" {
 		return fmt.Errorf("experiments: no output directory")
 	}
@@ -48,22 +71,29 @@ func Merge(out string, dirs []string, extra []Method) error {
 		return fmt.Errorf("experiments: nothing to merge")
 	}
 	var first *Manifest
-	seen := map[int]string{}
+	var methods []string
+	seen := map[string]string{} // methods and shard -> input dir
 	for _, d := range dirs {
 		m, err := ReadManifest(d)
 		if err != nil {
-			return fmt.Errorf("experiments: merge input %s: %w", d, err)
+			return errmsg.Wrap(err, "experiments: merge input %s", d)
 		}
 		if first == nil {
 			first = m
-		} else if !m.sameProblems(first) || m.Models != first.Models || !slices.Equal(m.Methods, first.Methods) || m.Shard.N != first.Shard.N {
-			return fmt.Errorf("experiments: merge inputs %s and %s describe different runs (suite, grid, scale, seed, models, methods or shard count differ)", dirs[0], d)
+		} else if !m.sameProblems(first) || m.Models != first.Models {
+			return fmt.Errorf("experiments: merge inputs %s and %s hold different problems (suite, grid, scale, seed or models differ)", dirs[0], d)
+		}
+		for _, name := range m.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
 		}
 		if m.Shard.N > 0 {
-			if prev, ok := seen[m.Shard.I]; ok {
-				return fmt.Errorf("experiments: merge inputs %s and %s are both shard %s", prev, d, m.Shard)
+			k := strings.Join(m.Methods, ",") + " " + m.Shard.String()
+			if prev, ok := seen[k]; ok {
+				return fmt.Errorf("experiments: merge inputs %s and %s are both shard %s of the same methods", prev, d, m.Shard)
 			}
-			seen[m.Shard.I] = d
+			seen[k] = d
 		}
 	}
 	if abs, err := filepath.Abs(out); err == nil {
@@ -73,15 +103,91 @@ func Merge(out string, dirs []string, extra []Method) error {
 			}
 		}
 	}
-	if old, err := ReadManifest(out); err == nil && !old.sameProblems(first) {
-		return fmt.Errorf("experiments: %s holds a run of suite %s with other settings", out, old.Suite)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	sources := dirs
+	outExists := false
+	if old, err := ReadManifest(out); err == nil {
+		if !old.sameProblems(first) {
+			return fmt.Errorf("experiments: merge output %s holds a run of suite %s with other settings; merge into a new directory", out, old.Suite)
+		}
+		for _, name := range old.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
+		}
+		sources = append([]string{out}, dirs...)
+		outExists = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return errmsg.Wrap(err, "experiments: merge output %s", out)
+	} else {
+		entries, err := os.ReadDir(out)
+		switch {
+		case err == nil && len(entries) > 0:
+			return fmt.Errorf("experiments: merge output %s is not empty and holds no run (no manifest.json); merge into a new directory", out)
+		case err == nil:
+			outExists = true
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("experiments: merge output: %w", err)
+		}
 	}
 
-	outRec := filepath.Join(out, "records")
-	from := map[string]string{} // relative path -> input dir
-	for _, d := range dirs {
+	// Build the merge beside out, so that the final renames stay on one
+	// file system.
+	clean := filepath.Clean(out)
+	parent := filepath.Dir(clean)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("experiments: merge output: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(clean)+".merge-*")
+	if err != nil {
+		return fmt.Errorf("experiments: merge output: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("experiments: merge output: %w", err)
+	}
+	tmpRec := filepath.Join(tmp, "records")
+	if err := os.Mkdir(tmpRec, 0o755); err != nil {
+		return fmt.Errorf("experiments: merge output: %w", err)
+	}
+	if err := copyRecords(tmpRec, sources); err != nil {
+		return err
+	}
+	m := *first
+	m.Shard = Shard{}
+	m.Methods = methods
+	if err := writeManifest(tmp, &m); err != nil {
+		return fmt.Errorf("experiments: merge output: %w", err)
+	}
+	if err := WriteBench(tmp); err != nil {
+		return errmsg.Wrap(err, "experiments: merge output")
+	}
+	keys, err := m.keys()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, err := os.Stat(filepath.Join(tmpRec, filepath.FromSlash(k)+".json")); err != nil {
+			missing = append(missing, k)
+		}
+	}
+
+	if err := publish(tmp, clean, outExists); err != nil {
+		return fmt.Errorf("experiments: merge output %s: %w", out, err)
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return &IncompleteError{Missing: missing}
+	}
+	return nil
+}
+
+// copyRecords copies every record file below the records/ directory of
+// each source into dst, checking each with record.Read and that a key found
+// in two sources has identical files.
+func copyRecords(dst string, sources []string) error {
+	from := map[string]string{} // relative path -> source dir
+	for _, d := range sources {
 		src := filepath.Join(d, "records")
 		err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
 			if err != nil {
@@ -94,16 +200,20 @@ func Merge(out string, dirs []string, extra []Method) error {
 				return nil
 			}
 			rel, _ := filepath.Rel(src, p)
-			if _, err := record.Read(p); err != nil {
-				return err
+			r, err := record.Read(p)
+			if err != nil {
+				return errmsg.Wrap(err, "experiments: merge input %s", d)
+			}
+			if want := filepath.ToSlash(rel); want != r.Key()+".json" {
+				return fmt.Errorf("experiments: merge input %s: record file %s holds the record %s", d, want, r.Key())
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
-			dst := filepath.Join(outRec, rel)
+			target := filepath.Join(dst, rel)
 			if prev, ok := from[rel]; ok {
-				old, err := os.ReadFile(dst)
+				old, err := os.ReadFile(target)
 				if err != nil {
 					return err
 				}
@@ -113,43 +223,69 @@ func Merge(out string, dirs []string, extra []Method) error {
 				return nil
 			}
 			from[rel] = d
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
 			}
-			return atomicfile.WriteBytes(dst, b)
+			return atomicfile.WriteBytes(target, b)
 		})
 		if err != nil {
+			if strings.HasPrefix(err.Error(), "experiments: ") {
+				return err
+			}
+			return fmt.Errorf("experiments: merge input %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// publish moves a merge built in tmp into out: the whole directory if out
+// does not exist, else its records/, manifest.json and bench.txt, each by
+// a rename (the old records/ goes into tmp, which the caller removes).
+func publish(tmp, out string, outExists bool) error {
+	if !outExists {
+		return os.Rename(tmp, out)
+	}
+	outRec, tmpRec := filepath.Join(out, "records"), filepath.Join(tmp, "records")
+	oldRec := filepath.Join(tmp, "records.old")
+	hadRecords := true
+	if err := os.Rename(outRec, oldRec); errors.Is(err, os.ErrNotExist) {
+		hadRecords = false
+	} else if err != nil {
+		return err
+	}
+	if err := os.Rename(tmpRec, outRec); err != nil {
+		if hadRecords {
+			os.Rename(oldRec, outRec) // put the old records back
+		}
+		return err
+	}
+	for _, f := range []string{"manifest.json", "bench.txt"} {
+		if err := os.Rename(filepath.Join(tmp, f), filepath.Join(out, f)); err != nil {
 			return err
 		}
 	}
-	m := *first
-	m.Shard = Shard{}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	if err := writeManifest(out, &m); err != nil {
-		return err
-	}
-	if err := WriteBench(out); err != nil {
-		return err
-	}
-	o := m.options()
-	o.Extra = extra
-	p, err := newPlan(&o)
+	return nil
+}
+
+// keys returns the keys of every record of the manifest's methods on its
+// problems.
+func (m *Manifest) keys() ([]string, error) {
+	s, err := LookupSuite(m.Suite)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var missing []string
-	for _, it := range p.items() {
-		for _, k := range it.Keys(p.suite.Name) {
-			if _, err := os.Stat(filepath.Join(outRec, filepath.FromSlash(k)+".json")); err != nil {
-				missing = append(missing, k)
+	settings, err := s.Settings(m.Quick, m.Grid)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, st := range settings {
+		for k := range m.Models {
+			for _, name := range m.Methods {
+				r := record.Record{Suite: s.Name, Params: st.Params, Model: k, Method: name}
+				keys = append(keys, r.Key())
 			}
 		}
 	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return &IncompleteError{Missing: missing}
-	}
-	return nil
+	return keys, nil
 }

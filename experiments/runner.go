@@ -6,16 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -73,13 +75,12 @@ type Options struct {
 	// Models is the number of models (problems) per setting; zero means the
 	// suite's default at the chosen scale.
 	Models int
-	// Methods are the method (record) names to run, e.g. "TIME", "TIME-n",
-	// "LIME"; nil means the suite's default methods plus the outputs of
-	// every Extra method.
+	// Methods names the methods to run, e.g. "TIME", "TIME-n", "LIME"
+	// (matched without regard to case; records use the canonical names);
+	// nil means the suite's default methods followed by every Extra method.
 	Methods []string
-	// Extra are methods beyond the built-in ones (see Method); they take
-	// precedence over built-in methods with the same output names.
-	Extra []Method
+	// Extra are methods beyond the built-in ones (see Table).
+	Extra []method.Method
 	// Workers is passed to every explainer (goroutines inside one
 	// explanation); zero means GOMAXPROCS. Results do not depend on it.
 	Workers int
@@ -108,7 +109,7 @@ type Options struct {
 type Problem struct {
 	Data  *tempora.Dataset
 	Model tempora.Model
-	Truth *Truth
+	Truth *record.Truth
 }
 
 // head returns the problem restricted to its first n instances (n = 0
@@ -126,21 +127,30 @@ func (p *Problem) head(n int) (*Problem, error) {
 	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth}, nil
 }
 
-// Item is one unit of work: one method run on one problem, yielding one
-// record per output.
+// Item is one unit of work: one explainer run on one problem, yielding one
+// record per method it serves (TIME and TIME-n share a run, as do PERM
+// and PERM-f).
 type Item struct {
 	// Index is the item's position in the suite's enumeration.
 	Index int
 	// Setting and Model identify the problem.
 	Setting *Setting
 	Model   int
-	// Method is the run's name and Outputs its record names.
+	// Method is the canonical name of the method whose explainer runs
+	// (method.Method.Source) and Outputs the methods recorded from its
+	// explanation, in the order requested.
 	Method  string
 	Outputs []string
 	// ProblemSeed seeds the problem; ExplainerSeed seeds the explainer.
 	ProblemSeed, ExplainerSeed uint64
 
 	run *run
+}
+
+// run is one explainer run serving the requested methods made from it.
+type run struct {
+	source  *method.Method
+	outputs []*method.Method
 }
 
 // Keys returns the record keys of the item's outputs.
@@ -158,7 +168,7 @@ type plan struct {
 	suite    *Suite
 	settings []Setting
 	models   int
-	methods  []string
+	methods  []string // canonical names
 	runs     []run
 	seed     uint64
 }
@@ -169,7 +179,7 @@ func newPlan(o *Options) (*plan, error) {
 		return nil, err
 	}
 	if o.Models < 0 {
-		return nil, fmt.Errorf("experiments: %d models", o.Models)
+		return nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
 	}
 	p := &plan{suite: s, models: o.Models, seed: o.Seed}
 	if p.models == 0 {
@@ -184,24 +194,93 @@ func newPlan(o *Options) (*plan, error) {
 	if p.settings, err = s.Settings(o.Quick, o.Grid); err != nil {
 		return nil, err
 	}
-	p.methods = o.Methods
-	if p.methods == nil {
-		p.methods = slices.Clone(s.Methods)
+	table, err := Table(o.Extra...)
+	if err != nil {
+		return nil, err
+	}
+	names := o.Methods
+	if names == nil {
+		names = slices.Clone(s.Methods)
 		for _, m := range o.Extra {
-			for _, out := range m.outputs() {
-				if !slices.Contains(p.methods, out.Name) {
-					p.methods = append(p.methods, out.Name)
-				}
-			}
+			names = append(names, m.Name)
 		}
 	}
-	if len(p.methods) == 0 {
+	if len(names) == 0 {
 		return nil, fmt.Errorf("experiments: no methods to run")
 	}
-	if p.runs, err = resolveMethods(p.methods, o.Extra); err != nil {
+	if p.runs, p.methods, err = resolveRuns(table, names); err != nil {
+		return nil, err
+	}
+	if err := checkMethodParams(p.settings, p.runs); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// resolveRuns maps method names to the canonical names and to runs: one per
+// source method, ordered by the first method requested from it, each
+// serving its requested methods in request order.
+func resolveRuns(t *method.Table, names []string) ([]run, []string, error) {
+	var runs []run
+	var canon []string
+	for _, n := range names {
+		m, err := t.Lookup(strings.TrimSpace(n))
+		if err != nil {
+			return nil, nil, fmt.Errorf("experiments: %w", err)
+		}
+		if slices.Contains(canon, m.Name) {
+			return nil, nil, fmt.Errorf("experiments: method %s requested twice", m.Name)
+		}
+		canon = append(canon, m.Name)
+		src := m.Source()
+		i := slices.IndexFunc(runs, func(r run) bool { return r.source == src })
+		if i < 0 {
+			runs = append(runs, run{source: src})
+			i = len(runs) - 1
+		}
+		runs[i].outputs = append(runs[i].outputs, m)
+	}
+	return runs, canon, nil
+}
+
+// checkMethodParams checks the method-parameter values of every setting:
+// each must name a parameter of at least one method run, with a value that
+// every such method accepts.
+func checkMethodParams(settings []Setting, runs []run) error {
+	for _, s := range settings {
+		for _, p := range s.Method {
+			found := false
+			for _, r := range runs {
+				mp := r.source.Param(p.Key)
+				if mp == nil {
+					continue
+				}
+				found = true
+				if _, err := mp.Parse(p.Value); err != nil {
+					return fmt.Errorf("experiments: grid: %s: %w", r.source.Name, err)
+				}
+			}
+			if !found {
+				var names []string
+				for _, r := range runs {
+					names = append(names, r.source.Name)
+				}
+				return fmt.Errorf("experiments: grid parameter %q is neither a problem parameter nor a parameter of the methods run (%s)", p.Key, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// values returns the parameter values of source in setting s.
+func (s *Setting) values(source *method.Method) (method.Values, error) {
+	given := map[string]string{}
+	for _, p := range slices.Concat(s.MethodDefaults, s.Method) {
+		if source.Param(p.Key) != nil {
+			given[p.Key] = p.Value
+		}
+	}
+	return source.Values(given, s.Quick)
 }
 
 // items enumerates the plan's work in a fixed order: settings grouped by
@@ -219,7 +298,7 @@ func (p *plan) items() []Item {
 	for _, g := range groups {
 		for k := range p.models {
 			ks := strconv.Itoa(k)
-			pseed := tempora.DeriveSeed(p.seed, p.suite.Name, "problem", g, "model", ks)
+			pseed := problemSeed(p.seed, p.suite.Name, g, k)
 			for si := range p.settings {
 				s := &p.settings[si]
 				if s.problemKey != g {
@@ -228,9 +307,9 @@ func (p *plan) items() []Item {
 				for ri := range p.runs {
 					r := &p.runs[ri]
 					it := Item{
-						Index: len(items), Setting: s, Model: k, Method: r.method.Name,
+						Index: len(items), Setting: s, Model: k, Method: r.source.Name,
 						ProblemSeed:   pseed,
-						ExplainerSeed: tempora.DeriveSeed(p.seed, p.suite.Name, "explain", s.Key(), "model", ks, "method", r.method.Name),
+						ExplainerSeed: tempora.DeriveSeed(p.seed, p.suite.Name, "explain", s.Key(), "model", ks, "method", r.source.Name),
 						run:           r,
 					}
 					for _, o := range r.outputs {
@@ -275,12 +354,6 @@ func (p *plan) manifest(o *Options) *Manifest {
 		Seed: p.seed, Models: p.models, Methods: p.methods, Shard: o.Shard}
 }
 
-// options returns the options that reproduce the manifest's run (without
-// the shard).
-func (m *Manifest) options() Options {
-	return Options{Suite: m.Suite, Grid: m.Grid, Quick: m.Quick, Seed: m.Seed, Models: m.Models, Methods: m.Methods}
-}
-
 // sameProblems reports whether two manifests describe runs whose records
 // can share a directory: the same suite, grid, scale and seed.
 func (m *Manifest) sameProblems(n *Manifest) bool {
@@ -322,6 +395,13 @@ func writeManifest(dir string, m *Manifest) error {
 // items in flight. A directory holding records of a different suite, grid,
 // scale or seed is refused.
 //
+// Before skipping anything, Run checks every record file already below
+// o.Out/records (see DamagedDir): a file that record.Read rejects (for
+// example one truncated by a full disk), that lies at another key's path,
+// or whose problem seed is not the one the run derives for its key, is
+// moved to the same relative path below o.Out/damaged and its item runs
+// again. Each move is reported on o.Progress.
+//
 // Every problem seed is derived from (seed, suite, problem setting, model)
 // and every explainer seed from (seed, suite, setting, model, method), so
 // every method sees the same problems and results do not depend on the
@@ -334,11 +414,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if o.Workers < 0 {
-		return fmt.Errorf("experiments: %d workers", o.Workers)
+		return fmt.Errorf("experiments: Workers is %d, want 0 (GOMAXPROCS) or more", o.Workers)
 	}
 	p, err := newPlan(&o)
 	if err != nil {
 		return err
+	}
+	if o.source == nil {
+		if err := checkProblems(p.settings); err != nil {
+			return err
+		}
 	}
 	man := p.manifest(&o)
 	if old, err := ReadManifest(o.Out); err == nil {
@@ -356,10 +441,20 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	recDir := filepath.Join(o.Out, "records")
+	items := p.items()
+	moved, err := checkRecords(o.Out, p.suite.Name, items)
+	for _, m := range moved {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "%s: %s\n", p.suite.Name, m)
+		}
+	}
+	if err != nil {
+		return err
+	}
 
 	var todo []Item
 	var skipped int
-	for _, it := range p.items() {
+	for _, it := range items {
 		if !o.Shard.has(it.Index) {
 			continue
 		}
@@ -414,6 +509,86 @@ func Run(ctx context.Context, o Options) (err error) {
 	return nil
 }
 
+// DamagedDir is the subdirectory of a run directory to which Run moves
+// record files that fail its checks, at their path below records/ (with
+// ".1", ".2", … before ".json" if that path is taken), so that nothing is
+// deleted and the run can redo their items.
+const DamagedDir = "damaged"
+
+// checkRecords checks every record file below out/records: it must pass
+// record.Read, lie at its own key's path, and, if its key is one of the
+// items', carry that item's problem seed. It moves every file that fails to
+// out/DamagedDir and returns one line per file moved, saying why and where.
+func checkRecords(out, suite string, items []Item) ([]string, error) {
+	recDir := filepath.Join(out, "records")
+	seeds := map[string]uint64{}
+	for i := range items {
+		for _, k := range items[i].Keys(suite) {
+			seeds[k] = items[i].ProblemSeed
+		}
+	}
+	var moved []string
+	err := filepath.WalkDir(recDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == recDir {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+			return nil
+		}
+		rel, err := filepath.Rel(recDir, p)
+		if err != nil {
+			return err
+		}
+		slash := filepath.ToSlash(rel)
+		var why string
+		r, err := record.Read(p)
+		switch {
+		case err != nil:
+			why = strings.TrimPrefix(strings.TrimPrefix(err.Error(), "record: "), p+": ")
+		case r.Key()+".json" != slash:
+			why = "it holds the record " + r.Key()
+		default:
+			if seed, ok := seeds[r.Key()]; ok && seed != r.Seed {
+				why = fmt.Sprintf("its problem seed is %d, the run's is %d", r.Seed, seed)
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		dst, err := moveAside(filepath.Join(out, DamagedDir), rel, p)
+		if err != nil {
+			return fmt.Errorf("experiments: moving the damaged record %s aside: %w", p, err)
+		}
+		shown, _ := filepath.Rel(out, dst)
+		moved = append(moved, fmt.Sprintf("damaged record records/%s (%s) moved to %s; its item runs again", slash, why, filepath.ToSlash(shown)))
+		return nil
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "experiments: ") {
+		err = fmt.Errorf("experiments: checking the records of %s: %w", out, err)
+	}
+	return moved, err
+}
+
+// moveAside renames file to rel below dir, or, if that exists, to rel with
+// ".1", ".2", … before its extension, and returns the new path.
+func moveAside(dir, rel, file string) (string, error) {
+	dst := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(dst, ".json")
+	for n := 1; ; n++ {
+		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = fmt.Sprintf("%s.%d.json", base, n)
+	}
+	return dst, os.Rename(file, dst)
+}
+
 func (it *Item) done(recDir, suite string) bool {
 	for _, k := range it.Keys(suite) {
 		if _, err := os.Stat(filepath.Join(recDir, filepath.FromSlash(k)+".json")); err != nil {
@@ -423,39 +598,41 @@ func (it *Item) done(recDir, suite string) bool {
 	return true
 }
 
-// runItem explains one problem with one method and writes its records.
+// runItem explains one problem with one run and writes its records.
 func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers int, recDir string) error {
-	ex := it.run.method.New(it.ExplainerSeed, workers, it.Setting)
-	start := time.Now()
-	e, err := ex.Explain(ctx, prob.Model, prob.Data)
-	elapsed := time.Since(start)
 	name := fmt.Sprintf("%s/%s/model=%d/method=%s", suite, it.Setting.Key(), it.Model, it.Method)
+	src := it.run.source
+	vals, err := it.Setting.values(src)
+	if err != nil {
+		return fmt.Errorf("experiments: %s: %w", name, err)
+	}
+	ex, err := src.Explainer(method.Config{Seed: it.ExplainerSeed, Workers: workers, Data: prob.Data, Values: vals})
+	if err != nil {
+		return fmt.Errorf("experiments: %s: %w", name, err)
+	}
+	e, err := method.Measure(ctx, ex, prob.Model, prob.Data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("experiments: %s: %w", name, err)
 	}
-	d, l := prob.Data.X.D, prob.Data.X.L
-	if e.D != d || e.L != l || len(e.Cells) != d*l {
-		return fmt.Errorf("experiments: %s: explanation is %d×%d with %d cells, want %d×%d", name, e.D, e.L, len(e.Cells), d, l)
-	}
-	for _, out := range it.run.outputs {
-		oe := e
-		if out.Derive != nil {
-			if oe, err = out.Derive(ex, e); err != nil {
-				return fmt.Errorf("experiments: %s: %s: %w", name, out.Name, err)
-			}
-		}
-		rec, err := score(prob.Truth, oe, out)
+	for _, m := range it.run.outputs {
+		oe, err := m.Derived(ex, e)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
 		}
-		rec.Suite, rec.Params, rec.Model, rec.Seed = suite, it.Setting.Params, it.Model, it.ProblemSeed
-		if rec.Params == nil {
-			rec.Params = []Param{}
+		if err := method.CheckExplanation(oe, prob.Data); err != nil {
+			return fmt.Errorf("experiments: %s: %s: %w", name, m.Name, err)
 		}
-		rec.RuntimeSeconds = elapsed.Seconds()
+		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
+		if err != nil {
+			return fmt.Errorf("experiments: %s: %w", name, err)
+		}
+		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = suite, it.Setting.Params, it.Model, it.ProblemSeed, m.Name
+		if rec.Params == nil {
+			rec.Params = []record.Param{}
+		}
 		if err := record.Write(recDir, rec); err != nil {
 			return err
 		}
@@ -463,15 +640,18 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 	return nil
 }
 
-// score evaluates one output's explanation against the truth and returns
-// the record without its identity fields.
-func score(tr *Truth, e *tempora.Explanation, out Output) (*record.Record, error) {
-	ms, err := DetectionMetrics(tr, e.Cells, e.D, e.L, out.Mode)
+// Score evaluates an explanation against the truth and returns its record
+// without the identity fields (suite, params, model, seed, method): the
+// detection metrics in the given mode (metrics.DetectionMetrics), followed
+// with tests by the per-feature metrics (metrics.TIMEMetrics), the
+// explanation's accounting and warnings, the explanation and the truth.
+func Score(tr *record.Truth, e *tempora.Explanation, mode method.Mode, tests bool) (*record.Record, error) {
+	ms, err := metrics.DetectionMetrics(tr, e.Cells, e.D, e.L, mode)
 	if err != nil {
 		return nil, err
 	}
-	if out.TIMEMetrics {
-		tm, err := TIMEMetrics(tr, e.Features, e.L)
+	if tests {
+		tm, err := metrics.TIMEMetrics(tr, e.Features, e.L)
 		if err != nil {
 			return nil, err
 		}
@@ -482,8 +662,9 @@ func score(tr *Truth, e *tempora.Explanation, out Output) (*record.Record, error
 		warn = []string{}
 	}
 	return &record.Record{
-		Format: record.Format, Method: out.Name, Metrics: ms,
-		ModelCalls: e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
+		Format: record.Format, Method: e.Method, Metrics: ms,
+		RuntimeSeconds: e.Accounting.Runtime.Seconds(),
+		ModelCalls:     e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
 		Incomplete: e.Accounting.Incomplete, Warnings: warn,
 		Explanation: e, Truth: tr,
 	}, nil
@@ -497,17 +678,17 @@ func WriteBench(dir string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	header := []Param{
+	header := []record.Param{
 		{Key: "goos", Value: runtime.GOOS}, {Key: "goarch", Value: runtime.GOARCH},
 		{Key: "cpu", Value: cpuName()}, {Key: "go", Value: runtime.Version()},
 	}
 	if m, err := ReadManifest(dir); err == nil {
-		header = append(header, Param{Key: "seed", Value: strconv.FormatUint(m.Seed, 10)}, Param{Key: "suite", Value: m.Suite})
+		header = append(header, record.Param{Key: "seed", Value: strconv.FormatUint(m.Seed, 10)}, record.Param{Key: "suite", Value: m.Suite})
 		if m.Quick {
-			header = append(header, Param{Key: "scale", Value: "quick"})
+			header = append(header, record.Param{Key: "scale", Value: "quick"})
 		}
 		if m.Grid != "" {
-			header = append(header, Param{Key: "grid", Value: m.Grid})
+			header = append(header, record.Param{Key: "grid", Value: m.Grid})
 		}
 	}
 	return atomicfile.Write(filepath.Join(dir, "bench.txt"), func(w io.Writer) error {
@@ -529,12 +710,8 @@ func cpuName() string {
 	return runtime.GOARCH
 }
 
-// Record is the outcome of one method on one problem, as Run writes it (see
-// package record for the format).
-type Record = record.Record
-
 // ReadRecords returns every record below out/records (a directory written
-// by Run or Merge), sorted by key.
-func ReadRecords(out string) ([]*Record, error) {
+// by Run, Merge or EvaluateProblems), sorted by key.
+func ReadRecords(out string) ([]*record.Record, error) {
 	return record.ReadAll(filepath.Join(out, "records"))
 }

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -40,7 +42,7 @@ func fakeSource(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, err
 		}
 		return nil
 	})
-	tr := &Truth{
+	tr := &record.Truth{
 		Relevant:                []bool{true, false, true},
 		Windows:                 []tempora.Window{{Start: 1, End: 2}, {Start: 0, End: 3}, {Start: 0, End: 3}},
 		EffectSize:              []float64{1, 0, 1},
@@ -55,6 +57,7 @@ func fakeSource(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, err
 // problem; it counts its calls and can cancel a context after a number of
 // calls.
 type fakeExplainer struct {
+	name   string
 	seed   uint64
 	calls  *atomic.Int64
 	cancel func(n int64) // called with the running call count
@@ -70,7 +73,11 @@ func (f fakeExplainer) Explain(ctx context.Context, m tempora.Model, data *tempo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e := tempora.NewExplanation("fake", data)
+	// One model call, which the framework counts.
+	if err := m.Predict(make([]float64, data.X.M), data.X); err != nil {
+		return nil, err
+	}
+	e := tempora.NewExplanation(f.name, data)
 	rng := tempora.NewRand(f.seed, "cells")
 	var mean float64
 	for _, v := range data.X.Data {
@@ -85,23 +92,22 @@ func (f fakeExplainer) Explain(ctx context.Context, m tempora.Model, data *tempo
 		e.Features[j].Important = rng.IntN(2) == 1
 		e.Features[j].Window = &tempora.Window{Start: 1, End: 2}
 	}
-	e.Accounting.ModelCalls = 1
-	e.Accounting.InstanceEvals = int64(data.X.M)
 	return e, nil
 }
 
-// fakeMethods returns a paired method ("PAIR" → PAIR, PAIR-n, like TIME)
-// and a single one ("SOLO").
-func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
-	mk := func(seed uint64, _ int, _ *Setting) tempora.Explainer {
-		return fakeExplainer{seed: seed, calls: calls, cancel: cancel}
+// fakeMethods returns a paired method ("PAIR" and "PAIR-n" made from it,
+// like TIME) and a single one ("SOLO").
+func fakeMethods(calls *atomic.Int64, cancel func(int64)) []method.Method {
+	mk := func(name string) func(c method.Config) (tempora.Explainer, error) {
+		return func(c method.Config) (tempora.Explainer, error) {
+			return fakeExplainer{name: name, seed: c.Seed, calls: calls, cancel: cancel}, nil
+		}
 	}
-	return []Method{
-		{Name: "PAIR", New: mk, Outputs: []Output{
-			{Name: "PAIR", Mode: AllNonZero, TIMEMetrics: true},
-			{Name: "PAIR-n", Mode: TopN, TIMEMetrics: true},
-		}},
-		{Name: "SOLO", New: mk},
+	pair := method.Method{Name: "PAIR", New: mk("PAIR"), Mode: method.AllNonZero, Tests: true}
+	return []method.Method{
+		pair,
+		{Name: "PAIR-n", From: &pair, Mode: method.TopN, Tests: true},
+		{Name: "SOLO", New: mk("SOLO")},
 	}
 }
 
@@ -110,7 +116,7 @@ func fakeMethods(calls *atomic.Int64, cancel func(int64)) []Method {
 func fakeOptions(out string, calls *atomic.Int64, cancel func(int64)) Options {
 	return Options{
 		Suite: "testsize-regression", Quick: true, Models: 3, Seed: 7,
-		Methods: []string{"PAIR", "PAIR-n", "SOLO"}, Extra: fakeMethods(calls, cancel),
+		Methods: []string{"pair", "PAIR-n", "solo"}, Extra: fakeMethods(calls, cancel),
 		Out: out, source: fakeSource,
 	}
 }
@@ -320,12 +326,12 @@ func TestShardMerge(t *testing.T) {
 	}
 	merged := filepath.Join(root, "merged")
 	// Two shards are not complete.
-	err := Merge(merged, dirs[:2], fakeMethods(nil, nil))
+	err := Merge(merged, dirs[:2])
 	var inc *IncompleteError
 	if !errors.As(err, &inc) || len(inc.Missing) == 0 {
 		t.Errorf("merging 2 of 3 shards: error %v, want an IncompleteError", err)
 	}
-	if err := Merge(merged, dirs, fakeMethods(nil, nil)); err != nil {
+	if err := Merge(merged, dirs); err != nil {
 		t.Fatal(err)
 	}
 	sameFiles(t, "merged", readRecordFiles(t, merged), want)
@@ -342,10 +348,10 @@ func TestShardMerge(t *testing.T) {
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if err := Merge(filepath.Join(root, "bad"), []string{dirs[0], dirs[1], other}, fakeMethods(nil, nil)); err == nil {
+	if err := Merge(filepath.Join(root, "bad"), []string{dirs[0], dirs[1], other}); err == nil {
 		t.Error("merging shards of runs with different seeds: no error")
 	}
-	if err := Merge(filepath.Join(root, "bad2"), []string{dirs[0], dirs[0]}, fakeMethods(nil, nil)); err == nil {
+	if err := Merge(filepath.Join(root, "bad2"), []string{dirs[0], dirs[0]}); err == nil {
 		t.Error("merging one shard twice: no error")
 	}
 }
@@ -369,5 +375,114 @@ func TestRunErrors(t *testing.T) {
 		if err := Run(context.Background(), o); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestRunResumeDamaged damages finished records the ways a full disk, a
+// crash or a hand edit can (issue 12, defect 1: a resumed run counted a
+// truncated record as finished, then failed on it forever) and checks that
+// the resumed run moves each aside to OUT/damaged, reruns its item, and ends
+// with the records of an uninterrupted run.
+func TestRunResumeDamaged(t *testing.T) {
+	ref := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(ref, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := readRecordFiles(t, ref)
+
+	out := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(out, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "testsize-regression/"
+	path := func(key string) string { return filepath.Join(out, "records", filepath.FromSlash(prefix+key)) }
+	read := func(key string) string {
+		b, err := os.ReadFile(path(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// Five damaged files in five different items (PAIR and PAIR-n share
+	// one).
+	damage := map[string]string{
+		"instances=100/model=0/method=PAIR.json":   read("instances=100/model=0/method=PAIR.json")[:100],                                        // truncated
+		"instances=200/model=1/method=SOLO.json":   "garbage\x00",                                                                               // garbage
+		"instances=400/model=2/method=PAIR-n.json": "",                                                                                          // empty
+		"instances=800/model=0/method=SOLO.json":   strings.Replace(read("instances=800/model=0/method=SOLO.json"), `"seed": `, `"seed": 1`, 1), // another problem
+		"instances=1600/model=1/method=SOLO.json":  read("instances=1600/model=2/method=SOLO.json"),                                             // another key's record
+	}
+	for key, content := range damage {
+		if err := os.WriteFile(path(key), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int64
+	var prog bytes.Buffer
+	o := fakeOptions(out, &calls, nil)
+	o.Progress = &prog
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("resuming over damaged records: %v\n%s", err, prog.String())
+	}
+	if got := calls.Load(); got != int64(len(damage)) {
+		t.Errorf("resumed run explained %d problems, want %d (one per damaged item)", got, len(damage))
+	}
+	sameFiles(t, "resumed over damaged records", readRecordFiles(t, out), want)
+	for key, content := range damage {
+		moved := filepath.Join(out, DamagedDir, filepath.FromSlash(prefix+key))
+		b, err := os.ReadFile(moved)
+		if err != nil || string(b) != content {
+			t.Errorf("damaged %s not moved to %s intact: %v", key, moved, err)
+		}
+		line := fmt.Sprintf("testsize-regression: damaged record records/%s%s (", prefix, key)
+		if !strings.Contains(prog.String(), line) || !strings.Contains(prog.String(), ") moved to damaged/"+prefix+key+"; its item runs again\n") {
+			t.Errorf("progress does not report %s:\n%s", key, prog.String())
+		}
+	}
+	for _, why := range []string{"(unexpected end of JSON input)", "(it holds the record testsize-regression/instances=1600/model=2/method=SOLO)", "its problem seed is 1"} {
+		if !strings.Contains(prog.String(), why) {
+			t.Errorf("progress does not say %q:\n%s", why, prog.String())
+		}
+	}
+	if !strings.Contains(prog.String(), "testsize-regression: 25 items already done, 5 to run\n") {
+		t.Errorf("progress:\n%s", prog.String())
+	}
+
+	// Damaged again: the second copy gets a numbered name; a clean rerun
+	// then does nothing.
+	key := "instances=100/model=0/method=PAIR.json"
+	os.WriteFile(path(key), []byte("{"), 0o644)
+	calls.Store(0)
+	if err := Run(context.Background(), o); err != nil || calls.Load() != 1 {
+		t.Fatalf("second damage: %v, %d explanations", err, calls.Load())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, DamagedDir, filepath.FromSlash(prefix+"instances=100/model=0/method=PAIR.1.json"))); err != nil || string(b) != "{" {
+		t.Errorf("second damaged copy: %q, %v", b, err)
+	}
+	calls.Store(0)
+	prog.Reset()
+	if err := Run(context.Background(), o); err != nil || calls.Load() != 0 || strings.Contains(prog.String(), "damaged") {
+		t.Errorf("clean rerun: %v, %d explanations, progress:\n%s", err, calls.Load(), prog.String())
+	}
+	sameFiles(t, "after a clean rerun", readRecordFiles(t, out), want)
+}
+
+// TestRunMemory checks that a run or a problem set whose problems do not fit
+// in memory fails before anything is written or allocated (issue 12,
+// defect 2).
+func TestRunMemory(t *testing.T) {
+	old := debug.SetMemoryLimit(1 << 30) // 1 GiB, whatever the machine
+	defer debug.SetMemoryLimit(old)
+	out := filepath.Join(t.TempDir(), "run")
+	o := Options{Suite: "grid", Grid: "instances=100,2000000000", Methods: []string{"TIME"}, Out: out}
+	want := "experiments: setting instances=2000000000: a 2000000000 × 10 × 20 problem needs about 3.0 TiB of memory, more than the limit of 1.0 GiB (the Go runtime's memory limit (GOMEMLIMIT))"
+	if err := Run(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("Run: %v, want %s", err, want)
+	}
+	if _, err := WriteProblems(context.Background(), o); err == nil || err.Error() != want {
+		t.Errorf("WriteProblems: %v, want %s", err, want)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused run created %s (%v)", out, err)
 	}
 }

@@ -2,16 +2,15 @@ package experiments
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
-
-// Param is one key=value part of an experimental setting.
-type Param = record.Param
 
 // ProblemSpec describes a synthetic problem (see synth.Config). Noise is
 // "auto" or a non-negative number.
@@ -24,22 +23,27 @@ type ProblemSpec struct {
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
-// for it, how many of its instances are analysed, and the explainer
-// parameters that the suite fixes.
+// for it, how many of its instances are analysed, and the method
+// parameters that the setting fixes.
 type Setting struct {
 	// Params name the setting in records ("suite/k=v/…"); empty for a
 	// suite's single default setting.
-	Params []Param
+	Params []record.Param
 	// Problem is the problem synthesised (once per model).
 	Problem ProblemSpec
 	// Head is the number of leading instances analysed; zero means all.
 	Head int
-	// Permutations, Alpha and Gamma configure TIME (and PERM's
-	// permutations); zero means the explainer's default (50, 0.1, 0.99).
-	Permutations int
-	Alpha, Gamma float64
-	// Quick is set at the quick scale, so that methods may shrink their own
-	// budgets (e.g. LIME's samples).
+	// Method holds the values of method parameters that the setting fixes
+	// (grid axes such as gamma=0.95): every method of the run with a
+	// parameter of that name gets the value; the others ignore it.
+	Method []record.Param
+	// MethodDefaults holds method parameter values that the suite sets
+	// in place of the parameters' own defaults (the paper suites' fixed-P
+	// tests: sequential=false). Methods without such a parameter ignore
+	// it, and Method overrides it.
+	MethodDefaults []record.Param
+	// Quick is set at the quick scale, where methods use their parameters'
+	// quick-scale defaults (method.Param.Quick).
 	Quick bool
 
 	// problemKey names the problem among the suite's settings: settings
@@ -51,7 +55,7 @@ type Setting struct {
 // Key returns the setting's parameters as "k=v/k=v" ("" when none).
 func (s *Setting) Key() string { return paramKey(s.Params) }
 
-func paramKey(ps []Param) string {
+func paramKey(ps []record.Param) string {
 	parts := make([]string, len(ps))
 	for i, p := range ps {
 		parts[i] = p.Key + "=" + p.Value
@@ -69,8 +73,14 @@ type Suite struct {
 	// Models and QuickModels are the default numbers of models (problems)
 	// per setting at the two scales.
 	Models, QuickModels int
-	// Methods are the default method (output) names.
+	// Methods are the default methods' canonical names.
 	Methods []string
+	// Time and QuickTime are the expected wall times of a run with the
+	// default models and methods, at paper and quick scale, on the
+	// two-core development machine; empty when they depend on the run
+	// (grid). They are stated here only: help texts and README.md are
+	// generated from them.
+	Time, QuickTime string
 	// settings returns the settings at one scale; grid is the -grid spec.
 	settings func(quick bool, grid string) ([]Setting, error)
 }
@@ -84,10 +94,12 @@ func (s *Suite) Settings(quick bool, grid string) ([]Setting, error) {
 	return s.settings(quick, grid)
 }
 
-// AllMethods are the methods of the paper's tables, in the paper's order.
-var AllMethods = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
+// paperMethods are the methods of the paper's Tables 1 and S1, the default
+// of the baseline-comparison suites.
+var paperMethods = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
 
-// Paper scale of the baseline comparison (reference-facts §6.1 and §6.2).
+// Paper scale of the baseline comparison (the paper's Section 5 and
+// supplement S3).
 var (
 	table1Problem  = ProblemSpec{Instances: 1000, Features: 10, Timesteps: 20, FractionRelevant: 0.5, Task: tempora.Classification, Noise: "auto"}
 	tableS2Problem = ProblemSpec{Instances: 1000, Features: 30, Timesteps: 20, FractionRelevant: 0.33, Task: tempora.Classification, Noise: "auto"}
@@ -101,29 +113,38 @@ const (
 )
 
 // testsizeCounts are the analysed instance counts of the test-set-size
-// sweeps (reference-facts §6.3).
+// sweeps (the paper's Figure 4).
 var testsizeCounts = []int{100, 200, 400, 800, 1600, 3200, 6400}
 
 // Suites lists the named suites.
 var Suites = []*Suite{
 	{
 		Name: "table1", Doc: "baseline comparison, paper Tables 1 and S1 (1000×10×20, 5 relevant, classification)",
-		Models: 100, QuickModels: 3, Methods: AllMethods,
+		Models: 100, QuickModels: 3, Methods: paperMethods,
+		// 36.5 minutes measured for 100 models (results/reference/table1);
+		// quick: about 6 s of explanations (results/reference/quick).
+		Time: "about 40 min", QuickTime: "about 15 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(table1Problem, quick), nil },
 	},
 	{
 		Name: "table-s2", Doc: "baseline comparison with 30 features, paper Table S2 (1000×30×20, 10 relevant, classification)",
-		Models: 100, QuickModels: 2, Methods: AllMethods,
+		Models: 100, QuickModels: 2, Methods: paperMethods,
+		// Estimated from LIME's and SAGE's cost on 600 cells, not measured.
+		Time: "more than a day (estimated)", QuickTime: "about 40 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
 	},
 	{
 		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
+		// About 25 minutes measured for 20 models
+		// (results/reference/testsize-20models).
+		Time: "about 2 h", QuickTime: "about 40 s",
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
 	},
 	{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
+		Time: "about 2 h", QuickTime: "about 45 s",
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
@@ -149,11 +170,17 @@ func LookupSuite(name string) (*Suite, error) {
 	return nil, fmt.Errorf("experiments: unknown suite %q (have %s)", name, strings.Join(names, ", "))
 }
 
+// paperTests fixes the paper's fixed-P permutation tests (P = 50) for
+// TIME and PERM in the suites that reproduce the paper's tables and
+// figures; the grid suite and "tempora explain" use sequential tests
+// (docs/decisions.md, section TIME).
+func paperTests() []record.Param { return []record.Param{{Key: "sequential", Value: "false"}} }
+
 func tableSettings(p ProblemSpec, quick bool) []Setting {
-	s := Setting{Params: []Param{}, Problem: p, Quick: quick}
+	s := Setting{Params: []record.Param{}, Problem: p, Quick: quick, MethodDefaults: paperTests()}
 	if quick {
 		s.Problem.Instances = quickTableInstances
-		s.Params = []Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
+		s.Params = []record.Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
 	}
 	s.problemKey = s.Key()
 	return []Setting{s}
@@ -170,20 +197,25 @@ func testsizeSettings(task tempora.Task, quick bool) []Setting {
 			break
 		}
 		ss = append(ss, Setting{
-			Params:  []Param{{Key: "instances", Value: strconv.Itoa(n)}},
-			Problem: p, Head: n, Quick: quick,
+			Params:  []record.Param{{Key: "instances", Value: strconv.Itoa(n)}},
+			Problem: p, Head: n, Quick: quick, MethodDefaults: paperTests(),
 			// Synthesise and calibrate once per model on the largest
-			// count, then analyse prefixes (decision 10).
+			// count, then analyse prefixes (docs/decisions.md,
+			// decision 10).
 			problemKey: "max=" + strconv.Itoa(p.Instances),
 		})
 	}
 	return ss
 }
 
-// GridParams are the parameters the grid suite can sweep, with what they
-// set. Problem parameters change the synthesised problem; the others
-// configure TIME (and PERM) on the same problems.
-var GridParams = []struct{ Name, Doc string }{
+// GridParam is a problem parameter the grid suite can sweep.
+type GridParam struct{ Name, Doc string }
+
+// ProblemParams are the parameters of the synthesised problem that the grid
+// suite can sweep. A grid axis with any other name sweeps the parameter of
+// that name of every method run that has one (e.g. permutations, gamma,
+// alpha), on the same problems.
+var ProblemParams = []GridParam{
 	{"features", "number of features D"},
 	{"timesteps", "sequence length L"},
 	{"instances", "number of instances M"},
@@ -191,23 +223,20 @@ var GridParams = []struct{ Name, Doc string }{
 	{"task", "regression or classification"},
 	{"noise", "noise multiplier β of the irrelevant features, or auto"},
 	{"window-independent", "window-independent sequences (true/false)"},
-	{"permutations", "permutations per test"},
-	{"gamma", "TIME's window-search γ"},
-	{"alpha", "TIME's FDR level α"},
 }
 
 func isProblemParam(name string) bool {
-	switch name {
-	case "features", "timesteps", "instances", "relevant", "task", "noise", "window-independent":
-		return true
-	}
-	return false
+	return slices.ContainsFunc(ProblemParams, func(g GridParam) bool { return g.Name == name })
 }
 
+var gridNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
 // ParseGrid parses a sweep specification "name=v1,v2;name=v3" into its
-// parameters, in order, checking names and values.
-func ParseGrid(spec string) ([][]Param, error) {
-	var axes [][]Param
+// axes, in order, checking the names and values of problem parameters.
+// Any other name is taken as a method parameter; its values are checked
+// when a run knows its methods.
+func ParseGrid(spec string) ([][]record.Param, error) {
+	var axes [][]record.Param
 	seen := map[string]bool{}
 	for part := range strings.SplitSeq(spec, ";") {
 		part = strings.TrimSpace(part)
@@ -219,17 +248,17 @@ func ParseGrid(spec string) ([][]Param, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("experiments: grid part %q is not name=v1,v2,…", part)
 		}
-		if !slices.ContainsFunc(GridParams, func(g struct{ Name, Doc string }) bool { return g.Name == name }) {
-			return nil, fmt.Errorf("experiments: unknown grid parameter %q", name)
+		if !gridNameRE.MatchString(name) {
+			return nil, fmt.Errorf("experiments: bad grid parameter name %q", name)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("experiments: grid parameter %q given twice", name)
 		}
 		seen[name] = true
-		var axis []Param
+		var axis []record.Param
 		for v := range strings.SplitSeq(vals, ",") {
 			v = strings.TrimSpace(v)
-			p := Param{Key: name, Value: v}
+			p := record.Param{Key: name, Value: v}
 			var s Setting
 			if err := applyParam(&s, p); err != nil {
 				return nil, err
@@ -247,48 +276,46 @@ func ParseGrid(spec string) ([][]Param, error) {
 	return axes, nil
 }
 
-// applyParam sets one grid parameter on a setting.
-func applyParam(s *Setting, p Param) error {
-	if p.Value == "" || strings.ContainsAny(p.Value, " \t/=") {
-		return fmt.Errorf("experiments: bad grid value %q for %s", p.Value, p.Key)
+// applyParam sets one grid parameter on a setting: a problem parameter, or
+// else a method parameter (checked against the run's methods later). Every
+// error is one line starting with "experiments: grid ": a value is a
+// record name (record.CheckName), so it holds no line break.
+func applyParam(s *Setting, p record.Param) error {
+	if p.Value == "" {
+		return fmt.Errorf("experiments: grid parameter %s has an empty value", p.Key)
 	}
-	posInt := func() (int, error) {
+	if err := record.CheckName(p.Value); err != nil {
+		return fmt.Errorf("experiments: grid value of %s: %w", p.Key, err)
+	}
+	atLeast := func(lo int, what string) (int, error) {
 		n, err := strconv.Atoi(p.Value)
-		if err != nil || n < 1 {
-			return 0, fmt.Errorf("experiments: grid %s=%s, want a positive integer", p.Key, p.Value)
+		if err != nil || n < lo {
+			return 0, fmt.Errorf("experiments: grid %s=%s, want an integer ≥ %d (%s)", p.Key, p.Value, lo, what)
 		}
 		return n, nil
-	}
-	unit := func(lo, hi float64) (float64, error) {
-		f, err := strconv.ParseFloat(p.Value, 64)
-		if err != nil || !(f > lo && f < hi) {
-			return 0, fmt.Errorf("experiments: grid %s=%s, want a number in (%g, %g)", p.Key, p.Value, lo, hi)
-		}
-		return f, nil
 	}
 	var err error
 	switch p.Key {
 	case "features":
-		s.Problem.Features, err = posInt()
+		s.Problem.Features, err = atLeast(1, "a problem has at least one feature")
 	case "timesteps":
-		s.Problem.Timesteps, err = posInt()
+		s.Problem.Timesteps, err = atLeast(2, "every window has at least two timesteps")
 	case "instances":
-		s.Problem.Instances, err = posInt()
-	case "permutations":
-		s.Permutations, err = posInt()
+		s.Problem.Instances, err = atLeast(2, "a problem is calibrated on at least two instances")
 	case "relevant":
-		s.Problem.FractionRelevant, err = unit(0, 1.0000001)
-	case "gamma":
-		s.Gamma, err = unit(0, 1)
-	case "alpha":
-		s.Alpha, err = unit(0, 1)
+		f, e := strconv.ParseFloat(p.Value, 64)
+		if e != nil || !(f > 0 && f <= 1) {
+			err = fmt.Errorf("experiments: grid relevant=%s, want a fraction in (0, 1]", p.Value)
+		}
+		s.Problem.FractionRelevant = f
 	case "task":
 		s.Problem.Task, err = tempora.ParseTask(p.Value)
+		if err != nil {
+			err = fmt.Errorf("experiments: grid task=%s, want regression or classification", p.Value)
+		}
 	case "noise":
-		if p.Value != "auto" {
-			if f, e := strconv.ParseFloat(p.Value, 64); e != nil || f < 0 {
-				err = fmt.Errorf("experiments: grid noise=%s, want auto or a number ≥ 0", p.Value)
-			}
+		if _, e := synth.ParseNoise(p.Value); e != nil {
+			err = fmt.Errorf("experiments: grid noise=%s, want auto or a finite number ≥ 0", p.Value)
 		}
 		s.Problem.Noise = p.Value
 	case "window-independent":
@@ -297,7 +324,7 @@ func applyParam(s *Setting, p Param) error {
 			err = fmt.Errorf("experiments: grid window-independent=%s, want true or false", p.Value)
 		}
 	default:
-		err = fmt.Errorf("experiments: unknown grid parameter %q", p.Key)
+		s.Method = append(slices.Clone(s.Method), p)
 	}
 	return err
 }
@@ -310,18 +337,18 @@ func gridSettings(quick bool, spec string) ([]Setting, error) {
 		return nil, err
 	}
 	base := Setting{Problem: table1Problem, Quick: quick}
-	sweepsInstances := slices.ContainsFunc(axes, func(a []Param) bool { return a[0].Key == "instances" })
-	var scale []Param
+	sweepsInstances := slices.ContainsFunc(axes, func(a []record.Param) bool { return a[0].Key == "instances" })
+	var scale []record.Param
 	if quick && !sweepsInstances {
 		base.Problem.Instances = quickTableInstances
-		scale = []Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
+		scale = []record.Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
 	}
 	var out []Setting
-	var rec func(i int, s Setting, ps []Param)
-	rec = func(i int, s Setting, ps []Param) {
+	var rec func(i int, s Setting, ps []record.Param)
+	rec = func(i int, s Setting, ps []record.Param) {
 		if i == len(axes) {
 			s.Params = append(slices.Clone(ps), scale...)
-			var pk []Param
+			var pk []record.Param
 			for _, p := range s.Params {
 				if isProblemParam(p.Key) {
 					pk = append(pk, p)

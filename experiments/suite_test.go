@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/record"
 )
 
 func TestSuiteItems(t *testing.T) {
@@ -152,7 +154,7 @@ func TestParseGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(axes) != 3 || len(axes[0]) != 2 || axes[0][1] != (Param{Key: "noise", Value: "0.5"}) || axes[2][0].Value != "0.05" {
+	if len(axes) != 3 || len(axes[0]) != 2 || axes[0][1] != (record.Param{Key: "noise", Value: "0.5"}) || axes[2][0].Value != "0.05" {
 		t.Errorf("ParseGrid = %v", axes)
 	}
 	ss, err := gridSettings(false, "features=4;timesteps=6;instances=50;task=regression;permutations=7;relevant=0.25;window-independent=true;gamma=0.9;alpha=0.2;noise=0.3")
@@ -161,18 +163,59 @@ func TestParseGrid(t *testing.T) {
 	}
 	s := ss[0]
 	want := ProblemSpec{Instances: 50, Features: 4, Timesteps: 6, FractionRelevant: 0.25, Task: tempora.Regression, Noise: "0.3", WindowIndependent: true}
-	if s.Problem != want || s.Permutations != 7 || s.Gamma != 0.9 || s.Alpha != 0.2 {
-		t.Errorf("grid setting %+v, want problem %+v, 7 permutations, γ 0.9, α 0.2", s, want)
+	wantMethod := []record.Param{{Key: "permutations", Value: "7"}, {Key: "gamma", Value: "0.9"}, {Key: "alpha", Value: "0.2"}}
+	if s.Problem != want || !slices.Equal(s.Method, wantMethod) {
+		t.Errorf("grid setting %+v, want problem %+v and method parameters %v", s, want, wantMethod)
 	}
 	// At quick scale an unswept instance count shrinks and is recorded.
 	ss, _ = gridSettings(true, "gamma=0.9")
 	if ss[0].Problem.Instances != quickTableInstances || ss[0].Key() != "gamma=0.9/instances=200" {
 		t.Errorf("quick grid setting %s with %d instances", ss[0].Key(), ss[0].Problem.Instances)
 	}
-	for _, bad := range []string{"", "noise", "noise=", "foo=1", "noise=1;noise=2", "noise=1,1", "gamma=1", "alpha=0",
+	for _, bad := range []string{"", "noise", "noise=", "Foo=1", "noise=1;noise=2", "noise=1,1",
 		"features=0", "features=2.5", "task=ranking", "window-independent=maybe", "noise=-1", "noise=a/b"} {
 		if _, err := ParseGrid(bad); err == nil {
 			t.Errorf("ParseGrid(%q): no error", bad)
+		}
+	}
+	// Found by FuzzParseGrid: the root package's error leaked out unwrapped,
+	// a line break made a multi-line error, and a non-finite noise (or a
+	// size synth rejects) passed the grid and failed the run.
+	for _, c := range []struct{ spec, want string }{
+		{"task=0", "experiments: grid task=0, want regression or classification"},
+		{"features=1\n2", `experiments: grid value of features: "1\n2" contains a control character (a name must not contain white space, control characters, '/', '=' or '\')`},
+		{"noise=NaN", "experiments: grid noise=NaN, want auto or a finite number ≥ 0"},
+		{"noise=0,inf", "experiments: grid noise=inf, want auto or a finite number ≥ 0"},
+		{"instances=1", "experiments: grid instances=1, want an integer ≥ 2 (a problem is calibrated on at least two instances)"},
+		{"timesteps=1", "experiments: grid timesteps=1, want an integer ≥ 2 (every window has at least two timesteps)"},
+		{"relevant=1.00000001", "experiments: grid relevant=1.00000001, want a fraction in (0, 1]"},
+		{"gamma=a\\b", `experiments: grid value of gamma: "a\\b" contains '\\' (a name must not contain white space, control characters, '/', '=' or '\')`},
+	} {
+		if _, err := ParseGrid(c.spec); err == nil || err.Error() != c.want {
+			t.Errorf("ParseGrid(%q) = %v,\nwant %s", c.spec, err, c.want)
+		}
+	}
+	// Method parameters are checked against the methods run: the name must
+	// belong to one of them, and every method that has it must accept the
+	// value.
+	for _, c := range []struct {
+		grid    string
+		methods []string
+		ok      bool
+	}{
+		{"gamma=0.9", []string{"TIME"}, true},
+		{"gamma=1", []string{"TIME"}, false},
+		{"alpha=0", []string{"TIME", "PERM"}, false},
+		{"gamma=0.9", []string{"LIME"}, false},
+		{"foo=1", []string{"TIME"}, false},
+		{"samples=500", []string{"TIME", "lime"}, true},
+		{"permutations=10", []string{"perm-f"}, true},
+		{"budget=5s", []string{"SAGE-z"}, true},
+		{"budget=5", []string{"SAGE-z"}, false},
+	} {
+		_, err := Items(Options{Suite: "grid", Grid: c.grid, Methods: c.methods})
+		if (err == nil) != c.ok {
+			t.Errorf("grid %q with %v: error %v, want ok %v", c.grid, c.methods, err, c.ok)
 		}
 	}
 }
@@ -224,5 +267,54 @@ func TestShardsPartition(t *testing.T) {
 	}
 	if sh, err := ParseShard("3/4"); err != nil || sh != (Shard{I: 3, N: 4}) || sh.String() != "3/4" {
 		t.Errorf("ParseShard(3/4) = %v, %v", sh, err)
+	}
+}
+
+// TestSuiteTestMode checks which permutation tests each suite's TIME and
+// PERM run: the paper's fixed-P tests in the suites that reproduce the
+// paper, sequential tests in the grid suite unless an axis says otherwise.
+func TestSuiteTestMode(t *testing.T) {
+	var timeM, perm *method.Method
+	for _, m := range Builtins() {
+		switch m.Name {
+		case "TIME":
+			timeM = &m
+		case "PERM":
+			perm = &m
+		}
+	}
+	for _, tc := range []struct {
+		suite, grid string
+		sequential  bool
+	}{
+		{"table1", "", false},
+		{"table-s2", "", false},
+		{"testsize-regression", "", false},
+		{"testsize-classification", "", false},
+		{"grid", "noise=0.5", true},
+		{"grid", "sequential=false", false},
+	} {
+		s, err := LookupSuite(tc.suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings, err := s.Settings(true, tc.grid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range settings {
+			for _, m := range []*method.Method{timeM, perm} {
+				v, err := st.values(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := v.Bool("sequential"); got != tc.sequential {
+					t.Errorf("suite %s, grid %q, setting %q: %s sequential=%v, want %v", tc.suite, tc.grid, st.Key(), m.Name, got, tc.sequential)
+				}
+				if got := v.Int("permutations"); got != 0 {
+					t.Errorf("suite %s: %s permutations=%d, want 0 (automatic: 50 when fixed)", tc.suite, m.Name, got)
+				}
+			}
+		}
 	}
 }

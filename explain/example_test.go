@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
 )
 
 // ExampleTIME explains a model that reads only the pulse over timesteps
-// 3–6, through an order-sensitive weighted sum.
+// 3–6, through an order-sensitive weighted sum. The default sequential
+// tests cap the family of 3 features at 29 permutations, so the pulse's
+// p-value is 1/30 and its BH-adjusted p-value 3/30 = α; the other features
+// never change the loss and stop after 3 draws. The draw counts show what
+// the sequential tests saved against running every test to its cap.
 func ExampleTIME() {
 	const m, d, l = 200, 3, 10
 	x := tempora.NewTensor(m, d, l)
@@ -45,8 +50,18 @@ func ExampleTIME() {
 		}
 		fmt.Println()
 	}
+	if err := ex.Accounting.WriteDraws(os.Stdout); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// temp  important=false p=1.000
-	// pulse important=true  p=0.059 window=[3, 6] window-ordering=true score=61
+	// pulse important=true  p=0.100 window=[3, 6] window-ordering=true score=61
 	// resp  important=false p=1.000
+	// test             tests  draws  max draws  saved
+	// overall          3      35     87         59.8%
+	// window search    7      14     350        96.0%
+	// ordering         1      19     19         0.0%
+	// window           1      19     19         0.0%
+	// window ordering  1      23     23         0.0%
+	// total            13     110    498        77.9%
 }

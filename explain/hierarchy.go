@@ -222,7 +222,9 @@ func resolveFeature(raw json.RawMessage, byName map[string]int, names []string, 
 		}
 		return j, nil
 	}
-	return 0, fmt.Errorf("explain: hierarchy group %q lists feature %s, want a name or an index", group, strings.TrimSpace(string(raw)))
+	// The raw value is an object or an array; JSON strings hold no line
+	// breaks, so joining its fields makes it one line.
+	return 0, fmt.Errorf("explain: hierarchy group %q lists feature %s, want a name or an index", group, strings.Join(strings.Fields(string(raw)), " "))
 }
 
 func isDigits(s string) bool {

@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -105,5 +107,78 @@ func TestPerturbationString(t *testing.T) {
 		if got := fmt.Sprint(k); got != want {
 			t.Errorf("%d: %q, want %q", int(k), got, want)
 		}
+	}
+}
+
+// TestChunkedDraws checks that evaluating draws in chunks of instances
+// (data larger than chunkValues) gives exactly the results of evaluating
+// them on a full copy, with one model call per chunk, and that TIME's
+// explanation is the same apart from the model calls.
+func TestChunkedDraws(t *testing.T) {
+	const m, d, l = 103, 4, 6
+	x := tempora.NewTensor(m, d, l)
+	rng := tempora.NewRand(2, "chunk data")
+	for i := range x.Data {
+		x.Data[i] = rng.NormFloat64()
+	}
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			dst[i] = x.At(i, 0, 1) + 2*x.At(i, 0, 2) - x.At(i, 1, 3)*x.At(i, 2, 3) + 0.5*x.At(i, 3, 5)
+		}
+		return nil
+	})
+	y := make([]float64, m)
+	model(y, x)
+	for i := range y {
+		y[i] += rng.NormFloat64()
+	}
+	data := &tempora.Dataset{X: x, Y: y}
+	tests := []Test{
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 30, Key: "a", Stop: Stop{Hits: 5}},
+		{Features: []int{1, 2}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow, Permutations: 30, Key: "c"},
+		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow, Permutations: 30, Key: "exact"},
+		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Stop{Probe: true, Threshold: 0.1}},
+	}
+	run := func(values int) ([]TestResult, tempora.Accounting, *tempora.Explanation) {
+		t.Helper()
+		defer func(v int) { chunkValues = v }(chunkValues)
+		chunkValues = values
+		eng, err := NewEngine(model, data, nil, 4, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := eng.Run(context.Background(), tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := TIME{Seed: 4, Workers: 3}.Explain(context.Background(), model, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, eng.Accounting(), ex
+	}
+	full, fullAcc, fullEx := run(m * d * l)
+	// 10 instances of 24 values per chunk: 11 calls per draw.
+	chunked, chunkedAcc, chunkedEx := run(10 * d * l)
+	var draws int64
+	for k := range full {
+		a, b := full[k], chunked[k]
+		if math.IsNaN(a.PValue) && math.IsNaN(b.PValue) {
+			a.PValue, b.PValue = 0, 0
+		}
+		if a != b {
+			t.Errorf("test %q: chunked %+v, full %+v", tests[k].Key, chunked[k], full[k])
+		}
+		draws += int64(full[k].Evaluated)
+	}
+	if fullAcc.ModelCalls != 1+draws || chunkedAcc.ModelCalls != 1+11*draws || chunkedAcc.InstanceEvals != fullAcc.InstanceEvals {
+		t.Errorf("accounting: full %+v, chunked %+v for %d draws", fullAcc, chunkedAcc, draws)
+	}
+	fullEx.Accounting, chunkedEx.Accounting = tempora.Accounting{}, tempora.Accounting{}
+	a, _ := json.Marshal(fullEx)
+	b, _ := json.Marshal(chunkedEx)
+	if string(a) != string(b) {
+		t.Errorf("TIME explanations differ:\n%s\n%s", a, b)
 	}
 }

@@ -73,9 +73,12 @@ func (s *search) advance() {
 func (s *search) window() tempora.Window { return tempora.Window{Start: s.start, End: s.hi - 1} }
 
 // searchWindows finds the window of every node, running the current probe
-// of every unfinished search in one batch per round. It returns the windows
-// in node order and the number of probes made.
-func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, perms int) ([]tempora.Window, int64, error) {
+// of every unfinished search in one batch per round. Each probe makes at
+// most perms draws; with probe set it stops as soon as its interval settles
+// the comparison with the threshold (Stop.Probe). It returns the windows in
+// node order and the number of probes made, and adds the probes' draws to
+// count.
+func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, perms int, probe bool, count *tempora.DrawCount) ([]tempora.Window, int64, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
 		s := &search{n: n, l: l, thr: theta * math.Abs(n.res.Score), lo: 0, hi: l}
@@ -92,7 +95,11 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 			}
 			w, kind := s.probe()
 			active = append(active, s)
-			tests = append(tests, s.n.test(kind, w, AcrossInstances, perms))
+			var stop Stop
+			if probe {
+				stop = Stop{Probe: true, Threshold: s.thr}
+			}
+			tests = append(tests, s.n.test(kind, w, AcrossInstances, perms, stop))
 		}
 		if len(tests) == 0 {
 			break
@@ -104,6 +111,9 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 		probes += int64(len(tests))
 		for i, s := range active {
 			s.update(res[i].Score)
+			count.Tests++
+			count.Draws += int64(res[i].Evaluated)
+			count.MaxDraws += int64(res[i].Max)
 		}
 	}
 	windows := make([]tempora.Window, len(nodes))

@@ -130,7 +130,7 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = DefaultStartTimeout
+		opts.StartTimeout = opts.Timeout
 	}
 	c := &Conn{
 		name: name, opts: opts, ctx: ctx, conn: nc, shared: buf, unmap: unmap,
@@ -144,7 +144,7 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	if opts.StartTimeout > 0 {
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
-	err := c.cause(readHello(r), opts.StartTimeout)
+	err := c.cause(readHello(r, connEOF), opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
 		c.fail(err)
@@ -154,20 +154,6 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	}
 	go c.readAnswers(r)
 	return c, nil
-}
-
-func readHello(r io.Reader) error {
-	var h [helloSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return fmt.Errorf("%w before its hello frame: %w", ErrExited, connEOF(err))
-	}
-	if string(h[:4]) != helloMagic {
-		return fmt.Errorf("%w: expected the hello frame %q, got %q", ErrProtocol, helloMagic, h[:])
-	}
-	if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
-		return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
-	}
-	return nil
 }
 
 // slotBytes is the size of each request slot of the shared buffer.
@@ -267,7 +253,7 @@ func (c *Conn) readAnswers(r *bufio.Reader) {
 			c.conn.SetReadDeadline(later(cl.sent, last).Add(d))
 		}
 		var err error
-		buf, err = readAnswer(r, buf, cl.dst)
+		buf, err = readAnswer(r, buf, cl.dst, connEOF)
 		last = time.Now()
 		if err != nil {
 			err = c.fail(c.cause(err, c.opts.Timeout))
@@ -281,40 +267,6 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// readAnswer reads one answer frame for len(dst) instances from r into dst,
-// decoding through buf (returned for reuse).
-func readAnswer(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
-	var h [responseHeaderSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return buf, fmt.Errorf("%w before answering a batch of %d instances: %w", ErrExited, len(dst), connEOF(err))
-	}
-	if string(h[:4]) != responseMagic {
-		return buf, fmt.Errorf("%w: expected an answer frame starting %q, got %q", ErrProtocol, responseMagic, h[:])
-	}
-	status, n := binary.LittleEndian.Uint32(h[4:]), int(binary.LittleEndian.Uint32(h[8:]))
-	switch status {
-	case statusOK:
-		if n != len(dst) {
-			return buf, fmt.Errorf("%w: %d predictions for a batch of %d instances", ErrProtocol, n, len(dst))
-		}
-		var err error
-		if buf, err = readFloats(r, buf, dst); err != nil {
-			return buf, fmt.Errorf("%w in the middle of an answer (%d predictions announced): %w", ErrExited, n, connEOF(err))
-		}
-		return buf, nil
-	case statusError:
-		if n > maxMessage {
-			return buf, fmt.Errorf("%w: error message of %d bytes", ErrProtocol, n)
-		}
-		msg := make([]byte, n)
-		if _, err := io.ReadFull(r, msg); err != nil {
-			return buf, fmt.Errorf("%w in the middle of an error message: %w", ErrExited, connEOF(err))
-		}
-		return buf, fmt.Errorf("%w: %s", ErrModel, msg)
-	}
-	return buf, fmt.Errorf("%w: unknown status %d", ErrProtocol, status)
 }
 
 // cause reports the context's error, or ErrTimeout for an expired

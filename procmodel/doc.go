@@ -25,7 +25,8 @@
 // its own process group and waits for the hello. The returned Model
 // serialises concurrent Predict calls over the one process, optionally
 // splits large batches (Options.MaxBatch), and enforces a time limit per
-// request (Options.Timeout). A crash, a malformed or wrong-length answer, an
+// request (Options.Timeout, which also bounds the wait for the hello frame
+// unless Options.StartTimeout is set). A crash, a malformed or wrong-length answer, an
 // error frame, a time-out or a cancelled context becomes an error wrapping
 // ErrExited, ErrProtocol, ErrModel or ErrTimeout, with the child's exit status
 // and the tail of its standard error; the process group is then killed and

@@ -3,7 +3,6 @@ package procmodel
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +23,9 @@ var (
 	// output, when an answer was due.
 	ErrExited = errors.New("procmodel: model process exited")
 	// ErrTimeout means the child did not answer a request within
-	// Options.Timeout, or did not send its hello within
-	// Options.StartTimeout.
-	ErrTimeout = errors.New("procmodel: model did not answer in time")
+	// Options.Timeout, or did not send its hello frame within
+	// Options.StartTimeout (Options.Timeout by default).
+	ErrTimeout = errors.New("procmodel: model timed out")
 	// ErrProtocol means the child wrote something that is not a valid
 	// frame, or an answer with the wrong number of predictions.
 	ErrProtocol = errors.New("procmodel: malformed answer from model")
@@ -36,11 +35,6 @@ var (
 	// ErrClosed means Predict was called after Close.
 	ErrClosed = errors.New("procmodel: model is closed")
 )
-
-// DefaultStartTimeout is the time a model process is given to send its hello
-// frame when Options.StartTimeout is zero. Loading a large deep-learning
-// model can take a while.
-const DefaultStartTimeout = 2 * time.Minute
 
 // DefaultCloseTimeout is the time Close gives the child to exit after its
 // standard input is closed when Options.CloseTimeout is zero.
@@ -58,8 +52,10 @@ type Options struct {
 	// (one chunk, see MaxBatch). Zero means no limit. When it expires the
 	// child is killed and Predict returns an error wrapping ErrTimeout.
 	Timeout time.Duration
-	// StartTimeout bounds the time until the child's hello frame. Zero
-	// means DefaultStartTimeout.
+	// StartTimeout bounds the time until the child's hello frame, that
+	// is, the time to load the model. Zero means Timeout, so that one
+	// limit covers every wait on the child (and zero for both means no
+	// limit, as for requests).
 	StartTimeout time.Duration
 	// CloseTimeout bounds the time Close waits for the child to exit after
 	// its standard input is closed, before killing it. Zero means
@@ -113,9 +109,11 @@ var _ tempora.Model = (*Model)(nil)
 // the Model is unusable afterwards.
 //
 // Start returns an error if command is empty, the program cannot be started,
-// or the child exits, stays silent beyond Options.StartTimeout or writes
-// something other than a hello frame of this protocol version. The error
-// includes the tail of the child's standard error.
+// or the child exits, sends no hello frame within Options.StartTimeout
+// (Options.Timeout by default; the error then wraps ErrTimeout and says that
+// the hello frame is missing) or writes something other than a hello frame
+// of this protocol version. The error includes the tail of the child's
+// standard error.
 func Start(ctx context.Context, command []string, opts Options) (*Model, error) {
 	if len(command) == 0 || command[0] == "" {
 		return nil, errors.New("procmodel: empty model command")
@@ -124,7 +122,7 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = DefaultStartTimeout
+		opts.StartTimeout = opts.Timeout
 	}
 	if opts.CloseTimeout == 0 {
 		opts.CloseTimeout = DefaultCloseTimeout
@@ -181,19 +179,7 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 		close(m.exited)
 	}()
 
-	err = m.withTimeout(opts.StartTimeout, func() error {
-		var h [helloSize]byte
-		if _, err := io.ReadFull(m.stdout, h[:]); err != nil {
-			return fmt.Errorf("%w before its hello frame: %v", ErrExited, eofText(err))
-		}
-		if string(h[:4]) != helloMagic {
-			return fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
-		}
-		if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
-			return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
-		}
-		return nil
-	})
+	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() error { return readHello(m.stdout, eofText) })
 	if err != nil {
 		return nil, m.fail(err)
 	}
@@ -233,7 +219,9 @@ func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 	}
 	for lo := 0; lo < x.M; lo += step {
 		hi := min(lo+step, x.M)
-		err := m.withTimeout(m.opts.Timeout, func() error { return m.roundTrip(dst[lo:hi], x.Rows(lo, hi)) })
+		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to a batch of %d instances", hi-lo), func() error {
+			return m.roundTrip(dst[lo:hi], x.Rows(lo, hi))
+		})
 		if err != nil {
 			return m.fail(err)
 		}
@@ -247,41 +235,16 @@ func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x); err != nil {
 		return fmt.Errorf("%w while receiving a batch of %d instances: %v", ErrExited, x.M, err)
 	}
-	var h [responseHeaderSize]byte
-	if _, err := io.ReadFull(m.stdout, h[:]); err != nil {
-		return fmt.Errorf("%w before answering a batch of %d instances: %v", ErrExited, x.M, eofText(err))
-	}
-	if string(h[:4]) != responseMagic {
-		return fmt.Errorf("%w: expected an answer frame starting %q, got %q (does the model print to standard output?)", ErrProtocol, responseMagic, h[:])
-	}
-	status, n := binary.LittleEndian.Uint32(h[4:]), int(binary.LittleEndian.Uint32(h[8:]))
-	switch status {
-	case statusOK:
-		if n != x.M {
-			return fmt.Errorf("%w: %d predictions for a batch of %d instances", ErrProtocol, n, x.M)
-		}
-		if m.rbuf, err = readFloats(m.stdout, m.rbuf, dst); err != nil {
-			return fmt.Errorf("%w in the middle of an answer (%d predictions announced): %v", ErrExited, n, eofText(err))
-		}
-		return nil
-	case statusError:
-		if n > maxMessage {
-			return fmt.Errorf("%w: error message of %d bytes", ErrProtocol, n)
-		}
-		msg := make([]byte, n)
-		if _, err := io.ReadFull(m.stdout, msg); err != nil {
-			return fmt.Errorf("%w in the middle of an error message: %v", ErrExited, eofText(err))
-		}
-		return fmt.Errorf("%w: %s", ErrModel, msg)
-	}
-	return fmt.Errorf("%w: unknown status %d", ErrProtocol, status)
+	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
+	return err
 }
 
 // withTimeout runs f, killing the child if it takes longer than d (no limit
-// if d is zero), and reports ErrTimeout or the context's error in place of
-// the I/O error the kill causes. A kill that lands just as f succeeds still
-// counts as a time-out, since the child is gone.
-func (m *Model) withTimeout(d time.Duration, f func() error) error {
+// if d is zero), and reports ErrTimeout (with what, the missing frame) or the
+// context's error in place of the I/O error the kill causes. A kill that
+// lands just as f succeeds still counts as a time-out, since the child is
+// gone.
+func (m *Model) withTimeout(d time.Duration, what string, f func() error) error {
 	var (
 		mu      sync.Mutex
 		done    bool
@@ -304,7 +267,7 @@ func (m *Model) withTimeout(d time.Duration, f func() error) error {
 	timedOut := expired
 	mu.Unlock()
 	if timedOut {
-		return fmt.Errorf("%w (limit %v)", ErrTimeout, d)
+		return fmt.Errorf("%w after %v: %s", ErrTimeout, d, what)
 	}
 	if err == nil {
 		return nil

@@ -243,10 +243,10 @@ func TestFailures(t *testing.T) {
 		{mode: "crash", err: ErrExited, contains: []string{"exit status 3", "helper: out of memory, crashing"}},
 		{mode: "short", err: ErrProtocol, contains: []string{"4 predictions for a batch of 5 instances"}},
 		{mode: "bad-answer", err: ErrProtocol, contains: []string{`"loss: 0.25 a"`, "standard output"}},
-		{mode: "hang", opts: Options{Timeout: 300 * time.Millisecond}, err: ErrTimeout, contains: []string{"300ms", "killed"}},
+		{mode: "hang", opts: Options{Timeout: 300 * time.Millisecond}, err: ErrTimeout, contains: []string{"300ms", "no answer to a batch of 5 instances", "killed"}},
 		{mode: "print-first", startErr: ErrProtocol, contains: []string{`"Loading "`}},
 		{mode: "old-version", startErr: ErrProtocol, contains: []string{"version 99"}},
-		{mode: "silent", opts: Options{StartTimeout: 300 * time.Millisecond}, startErr: ErrTimeout},
+		{mode: "silent", opts: Options{StartTimeout: 300 * time.Millisecond}, startErr: ErrTimeout, contains: []string{"300ms", "no hello frame"}},
 		{mode: "die-early", startErr: ErrExited, contains: []string{"exit status 2", "cannot load model weights from model.pt"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -291,6 +291,31 @@ func TestFailures(t *testing.T) {
 				t.Errorf("Close after an error: %v", err)
 			}
 		})
+	}
+}
+
+// TestHelloTimeout is the regression test of issue 12, defect 3: a model
+// that never sends its hello frame used to be waited on for a fixed two
+// minutes whatever Options.Timeout (the command line's -model-timeout) said,
+// and the error did not say what was missing. Without a StartTimeout, the
+// wait for the hello frame is bounded by Timeout.
+func TestHelloTimeout(t *testing.T) {
+	// The context only keeps a failure of this test short.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd, env := helperCommand("silent")
+	start := time.Now()
+	m, err := Start(ctx, cmd, Options{Env: env, Timeout: 300 * time.Millisecond, Stderr: &syncBuffer{}})
+	if err == nil {
+		m.Close()
+		t.Fatal("Start of a silent model: no error")
+	}
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Start: got %v, want ErrTimeout", err)
+	}
+	checkContains(t, err, []string{"no hello frame", "300ms"})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Start gave up after %v, want about the 300ms Timeout", d)
 	}
 }
 

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/tempora-dev/tempora"
 )
@@ -72,7 +75,9 @@ func writeRequest(w io.Writer, buf []byte, x *tempora.Tensor) ([]byte, error) {
 }
 
 // readFloats fills dst with little-endian float64 values read from r,
-// decoding through buf (grown as needed and returned for reuse).
+// decoding through buf (grown as needed and returned for reuse). dst is
+// allocated by the caller, so its length must come from something already
+// trusted (the answer to a request of that size).
 func readFloats(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
 	buf = grow(buf, 8*min(len(dst), chunkValues))
 	for lo := 0; lo < len(dst); lo += chunkValues {
@@ -83,6 +88,96 @@ func readFloats(r io.Reader, buf []byte, dst []float64) ([]byte, error) {
 		getFloats(v, buf)
 	}
 	return buf, nil
+}
+
+// readValues reads n little-endian float64 values from r into dst[:n],
+// reusing dst's capacity and decoding through buf; it returns both, grown as
+// needed. n comes from a header the peer wrote, so it is not trusted: beyond
+// dst's existing capacity, dst grows one chunk at a time as values actually
+// arrive, and a header announcing more values than the stream holds fails
+// at the end of the stream having allocated at most about twice what was
+// received, never n values up front.
+func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byte, error) {
+	buf = grow(buf, 8*min(n, chunkValues))
+	dst = dst[:0]
+	for len(dst) < n {
+		k := min(n-len(dst), chunkValues)
+		if _, err := io.ReadFull(r, buf[:8*k]); err != nil {
+			return dst, buf, err
+		}
+		dst = slices.Grow(dst, k)
+		dst = dst[:len(dst)+k]
+		getFloats(dst[len(dst)-k:], buf)
+	}
+	return dst, buf, nil
+}
+
+// readHello reads and checks the hello frame. ended describes an error that
+// ends the stream early (end of file) for the message; other errors, such as
+// a deadline, are kept as they are.
+func readHello(r io.Reader, ended func(error) error) error {
+	var h [helloSize]byte
+	if n, err := io.ReadFull(r, h[:]); err != nil {
+		if n > 0 {
+			return fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
+		}
+		return fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
+	}
+	if string(h[:4]) != helloMagic {
+		return fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
+	}
+	if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
+		return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
+	}
+	return nil
+}
+
+// readAnswer reads the answer to a request of len(dst) instances from r into
+// dst, decoding through buf (grown as needed and returned for reuse). It
+// never allocates more than the answer holds: predictions go into dst, whose
+// length the request fixed, and an error message is read as it arrives, up
+// to maxMessage bytes. ended is as for readHello.
+func readAnswer(r io.Reader, buf []byte, dst []float64, ended func(error) error) ([]byte, error) {
+	var h [responseHeaderSize]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return buf, fmt.Errorf("%w before answering a batch of %d instances: %w", ErrExited, len(dst), ended(err))
+	}
+	if string(h[:4]) != responseMagic {
+		return buf, fmt.Errorf("%w: expected an answer frame starting %q, got %q (does the model print to standard output?)", ErrProtocol, responseMagic, h[:])
+	}
+	status, n := binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:])
+	switch status {
+	case statusOK:
+		if int64(n) != int64(len(dst)) {
+			return buf, fmt.Errorf("%w: %d predictions for a batch of %d instances", ErrProtocol, n, len(dst))
+		}
+		var err error
+		if buf, err = readFloats(r, buf, dst); err != nil {
+			return buf, fmt.Errorf("%w in the middle of an answer (%d predictions announced): %w", ErrExited, n, ended(err))
+		}
+		return buf, nil
+	case statusError:
+		if n > maxMessage {
+			return buf, fmt.Errorf("%w: error message of %d bytes (at most %d allowed)", ErrProtocol, n, maxMessage)
+		}
+		var msg bytes.Buffer
+		if _, err := io.CopyN(&msg, r, int64(n)); err != nil {
+			return buf, fmt.Errorf("%w in the middle of an error message (%d of %d bytes): %w", ErrExited, msg.Len(), n, ended(err))
+		}
+		return buf, fmt.Errorf("%w: %s", ErrModel, modelMessage(msg.Bytes()))
+	}
+	return buf, fmt.Errorf("%w: unknown status %d", ErrProtocol, status)
+}
+
+// modelMessage turns the bytes of an error answer into text: invalid UTF-8
+// is replaced and surrounding white space trimmed. Inner line breaks (a
+// Python traceback) are kept.
+func modelMessage(b []byte) string {
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if s == "" {
+		return "(empty message)"
+	}
+	return s
 }
 
 // appendRequest appends the request frame for x to buf (for tests).
@@ -153,13 +248,15 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 			writeError(bw, err.Error())
 			return err
 		}
+		// The values are read before anything of their announced size is
+		// allocated (see readValues): a corrupt header announcing 2^31
+		// values fails at the end of the stream instead of exhausting
+		// memory.
 		n := m0 * d * l
-		if cap(x.Data) < n {
-			x.Data = make([]float64, n)
-		}
-		x.M, x.D, x.L, x.Data = m0, d, l, x.Data[:n]
-		if raw, err = readFloats(br, raw, x.Data); err != nil {
-			return fmt.Errorf("procmodel: reading %d request values: %w", n, err)
+		x.M, x.D, x.L = m0, d, l
+		if x.Data, raw, err = readValues(br, raw, x.Data, n); err != nil {
+			// The parent is gone or broken: no answer.
+			return fmt.Errorf("procmodel: reading the %d values of a %d×%d×%d request: %w", n, m0, d, l, truncatedText(err))
 		}
 		if cap(pred) < m0 {
 			pred = make([]float64, m0)
@@ -183,7 +280,8 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 	}
 }
 
-// parseRequestHeader checks a request header and returns its M, D and L.
+// parseRequestHeader checks a request header and returns its M, D and L:
+// each at least 1 (docs/protocol.md), M·D·L at most maxValues.
 func parseRequestHeader(h []byte) (m, d, l int, err error) {
 	if string(h[:4]) != requestMagic {
 		return 0, 0, 0, fmt.Errorf("procmodel: bad request magic %q, want %q", h[:4], requestMagic)
@@ -193,10 +291,22 @@ func parseRequestHeader(h []byte) (m, d, l int, err error) {
 		return 0, 0, 0, fmt.Errorf("procmodel: request has protocol version %d, want %d", v, Version)
 	}
 	m, d, l = int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
-	if d == 0 || l == 0 || (m > 0 && d > maxValues/m) || (m*d > 0 && l > maxValues/(m*d)) {
-		return 0, 0, 0, fmt.Errorf("procmodel: request has unusable shape %d×%d×%d", m, d, l)
+	if m == 0 || d == 0 || l == 0 {
+		return 0, 0, 0, fmt.Errorf("procmodel: request has shape %d×%d×%d; M, D and L must be at least 1", m, d, l)
+	}
+	// Each factor is below 2^32, so the checks cannot overflow.
+	if d > maxValues/m || l > maxValues/(m*d) {
+		return 0, 0, 0, fmt.Errorf("procmodel: request has shape %d×%d×%d, more than %d values", m, d, l, maxValues)
 	}
 	return m, d, l, nil
+}
+
+// truncatedText reports an early end of stream as such.
+func truncatedText(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("unexpected end of input")
+	}
+	return err
 }
 
 func writeError(bw *bufio.Writer, msg string) error {

@@ -3,8 +3,10 @@ package procmodel
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -115,5 +117,117 @@ func TestSplitCommand(t *testing.T) {
 		if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") || len(got) != len(tc.want) {
 			t.Errorf("SplitCommand(%q) = %q, %v; want %q", tc.line, got, err, tc.want)
 		}
+	}
+}
+
+// requestHeader returns a request header announcing an m × d × l batch.
+func requestHeader(m, d, l uint32) []byte {
+	h := make([]byte, requestHeaderSize)
+	copy(h, requestMagic)
+	le := binary.LittleEndian
+	le.PutUint32(h[4:], Version)
+	le.PutUint32(h[8:], m)
+	le.PutUint32(h[12:], d)
+	le.PutUint32(h[16:], l)
+	return h
+}
+
+// allocated returns the bytes allocated while f runs.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestServeCorruptHeader is the regression test of issue 12, defect 5: a
+// request header announcing up to 2^31 values followed by a few bytes used
+// to allocate the announced 16 GiB before reading anything. Serve must fail
+// on the short stream having allocated no more than its fixed buffers.
+func TestServeCorruptHeader(t *testing.T) {
+	// Serve's fixed buffers: 64 KiB each way for bufio, and one 256 KiB
+	// chunk of raw bytes and of values (chunkValues float64).
+	const allocLimit = 4 << 20
+	for _, tc := range []struct {
+		name    string
+		m, d, l uint32
+	}{
+		{"2^31", 1 << 11, 1 << 10, 1 << 10},
+		{"2^31 in L", 1, 1, 1 << 31},
+		{"2^28", 1 << 8, 1 << 10, 1 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append(requestHeader(tc.m, tc.d, tc.l), make([]byte, 8*1000+3)...)
+			var out bytes.Buffer
+			var err error
+			n := allocated(func() { err = Serve(bytes.NewReader(in), &out, sumModel) })
+			if err == nil || !strings.Contains(err.Error(), "unexpected end of input") {
+				t.Errorf("Serve: got %v, want an error about the end of input", err)
+			}
+			if n > allocLimit {
+				t.Errorf("Serve allocated %d bytes for a truncated request, want at most %d", n, allocLimit)
+			}
+			if out.Len() != helloSize {
+				t.Errorf("Serve wrote %d bytes, want only the %d-byte hello", out.Len(), helloSize)
+			}
+		})
+	}
+}
+
+// TestServeRejectsBadShape checks that Serve answers a request with M, D or
+// L zero, or more than 2^31 values, with an error frame and stops; M = 0
+// used to be accepted (issue 12, defect 5).
+func TestServeRejectsBadShape(t *testing.T) {
+	for _, tc := range []struct {
+		m, d, l uint32
+		want    string
+	}{
+		{0, 2, 3, "must be at least 1"},
+		{2, 0, 3, "must be at least 1"},
+		{2, 3, 0, "must be at least 1"},
+		{1 << 11, 1 << 10, 1<<10 + 1, "more than 2147483648 values"},
+		{1<<32 - 1, 1<<32 - 1, 1<<32 - 1, "more than 2147483648 values"},
+	} {
+		in := append(requestHeader(tc.m, tc.d, tc.l), make([]byte, 8*64)...)
+		var out bytes.Buffer
+		err := Serve(bytes.NewReader(in), &out, sumModel)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d×%d×%d: Serve returned %v, want an error containing %q", tc.m, tc.d, tc.l, err, tc.want)
+		}
+		body := out.Bytes()[helloSize:]
+		if len(body) < responseHeaderSize || string(body[:4]) != responseMagic || binary.LittleEndian.Uint32(body[4:]) != statusError ||
+			!strings.Contains(string(body[responseHeaderSize:]), tc.want) {
+			t.Errorf("%d×%d×%d: answer %q, want an error frame containing %q", tc.m, tc.d, tc.l, body, tc.want)
+		}
+	}
+}
+
+// TestReadAnswerAllocation checks the parent's side: an error answer
+// announcing the largest message allowed, cut short, costs no more than
+// what arrived, and an answer with the wrong count allocates nothing.
+func TestReadAnswerAllocation(t *testing.T) {
+	h := make([]byte, responseHeaderSize)
+	copy(h, responseMagic)
+	binary.LittleEndian.PutUint32(h[4:], statusError)
+	binary.LittleEndian.PutUint32(h[8:], maxMessage)
+	in := append(h, "Traceback"...)
+	var err error
+	n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, make([]float64, 3), eofText) })
+	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "9 of 1048576 bytes") {
+		t.Errorf("readAnswer: got %v, want ErrExited after 9 of 1048576 bytes", err)
+	}
+	if n > 64<<10 {
+		t.Errorf("readAnswer allocated %d bytes for a 9-byte message", n)
+	}
+
+	binary.LittleEndian.PutUint32(h[4:], statusOK)
+	binary.LittleEndian.PutUint32(h[8:], 1<<31)
+	n = allocated(func() { _, err = readAnswer(bytes.NewReader(h), nil, make([]float64, 3), eofText) })
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "2147483648 predictions for a batch of 3") {
+		t.Errorf("readAnswer: got %v, want ErrProtocol about the count", err)
+	}
+	if n > 4<<10 {
+		t.Errorf("readAnswer allocated %d bytes for a wrong count", n)
 	}
 }

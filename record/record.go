@@ -1,7 +1,15 @@
-// Package record defines the results records that experiments write and
-// results reads: one record per (suite, setting, model, method), saved as a
-// JSON file, and rendered as one line of the Go benchmark format so that
-// benchstat can compare runs and commits.
+// Package record defines the results records, tempora's public data: one
+// record per (suite, setting, model, method), saved as a JSON file below a
+// run directory's records/, and rendered as one line of the Go benchmark
+// format so that benchstat can compare runs and commits. Package experiments
+// writes them (runs, merges, outside tools' scores), package results reads
+// them; docs/records.md specifies the files, their format field (Format)
+// and how versions change, so that any program can read and write them.
+//
+// A record names its method by its canonical name and its problem by suite,
+// setting (Params), model index and problem seed; records of one method are
+// aggregated over models, and records of different methods on the same
+// problems are compared.
 //
 // A benchmark line looks like
 //
@@ -23,12 +31,16 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
-// Format is the value of every record's "format" field.
+// Format is the value of every record's "format" field: the record kind and
+// its version. Within a version fields are only added; Read rejects any
+// other value.
 const Format = "tempora-record/1"
 
 // Param is one key=value part of an experimental setting, e.g.
@@ -99,7 +111,10 @@ func (r *Record) Param(key string) (string, bool) {
 	return "", false
 }
 
-// Validate checks that a record is complete and encodable.
+// Validate checks that a record is complete and encodable: its suite,
+// method and parameters are names (see CheckName) that make one line of the
+// benchmark format and a path inside a records directory, and its metrics
+// are named (no white space or control characters) and finite.
 func (r *Record) Validate() error {
 	if r.Format != Format {
 		return fmt.Errorf("record: format %q, want %q", r.Format, Format)
@@ -107,13 +122,16 @@ func (r *Record) Validate() error {
 	if r.Suite == "" || r.Method == "" {
 		return fmt.Errorf("record: suite and method must be set")
 	}
+	if r.Suite == "." || r.Suite == ".." {
+		return fmt.Errorf("record: suite %q names a directory, not a suite", r.Suite)
+	}
 	for _, s := range append([]string{r.Suite, r.Method}, paramStrings(r.Params)...) {
-		if strings.ContainsAny(s, " \t\n/=") {
-			return fmt.Errorf("record: %q contains a space, '/' or '='", s)
+		if err := CheckName(s); err != nil {
+			return fmt.Errorf("record: %w", err)
 		}
 	}
 	for _, m := range r.Metrics {
-		if m.Name == "" || strings.ContainsAny(m.Name, " \t\n") {
+		if m.Name == "" || strings.IndexFunc(m.Name, badUnitRune) >= 0 {
 			return fmt.Errorf("record: bad metric name %q", m.Name)
 		}
 		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
@@ -121,6 +139,39 @@ func (r *Record) Validate() error {
 		}
 	}
 	return nil
+}
+
+// CheckName returns an error (without a package prefix) if s cannot be
+// part of a record's key: a suite, a method, or a parameter's key or value.
+// Such a name is not empty for a suite or method (Validate checks that) and
+// holds no white space, no control character, and none of '/', '=' and
+// '\', which separate the parts of a key, a benchmark name and a path.
+func CheckName(s string) error {
+	if i := strings.IndexFunc(s, badNameRune); i >= 0 {
+		c, _ := utf8.DecodeRuneInString(s[i:])
+		what := "a space"
+		switch {
+		case unicode.IsControl(c):
+			what = "a control character"
+		case c == '/' || c == '=' || c == '\\':
+			what = fmt.Sprintf("%q", c)
+		case c != ' ':
+			what = "white space"
+		}
+		return fmt.Errorf("%q contains %s (a name must not contain white space, control characters, '/', '=' or '\\')", s, what)
+	}
+	return nil
+}
+
+// badUnitRune reports whether c may not appear in a metric name, which is a
+// unit of the benchmark format.
+func badUnitRune(c rune) bool {
+	return unicode.IsSpace(c) || unicode.IsControl(c) || c == utf8.RuneError
+}
+
+// badNameRune reports whether c may not appear in a part of a record key.
+func badNameRune(c rune) bool {
+	return badUnitRune(c) || c == '/' || c == '=' || c == '\\'
 }
 
 func paramStrings(ps []Param) []string {
@@ -218,18 +269,20 @@ func Write(dir string, r *Record) error {
 	return atomicfile.WriteBytes(p, append(b, '\n'))
 }
 
-// Read loads one record file.
+// Read loads one record file and validates it. Every error starts with
+// "record: " once, then names the file.
 func Read(path string) (*Record, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("record: %s: %w", path, err)
+		// The explanation's decoder names its package (tempora:).
+		return nil, errmsg.Wrap(err, "record: %s", path)
 	}
 	if err := r.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, errmsg.Wrap(err, "record: %s", path)
 	}
 	return &r, nil
 }

@@ -68,6 +68,17 @@ func TestValidate(t *testing.T) {
 		func(r *Record) { r.Params[0].Value = "4 00" },
 		func(r *Record) { r.Metrics[0].Name = "feature power" },
 		func(r *Record) { r.Metrics[0].Value = 0 / zero },
+		// Found by FuzzRead: a suite that is a directory name puts the
+		// record's file outside its suite's directory, and control
+		// characters or line separators split the benchmark line.
+		func(r *Record) { r.Suite = ".." },
+		func(r *Record) { r.Suite = "." },
+		func(r *Record) { r.Suite = "a\rb" },
+		func(r *Record) { r.Method = "TIME\x00" },
+		func(r *Record) { r.Params[0].Key = "in\u2028stances" },
+		func(r *Record) { r.Params[0].Value = "4\x8500" },
+		func(r *Record) { r.Params[0].Value = `a\b` },
+		func(r *Record) { r.Metrics[0].Name = "feature-power\v" },
 	}
 	for i, f := range bad {
 		r := sample(1, "TIME")
@@ -81,6 +92,29 @@ func TestValidate(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x.json"), []byte("{"), 0o644)
 	if _, err := ReadAll(dir); err == nil {
 		t.Error("ReadAll accepted a corrupt record")
+	}
+}
+
+// TestReadErrors checks that Read's errors carry the prefix record: once
+// and name the file (FuzzRead found "path: record: …").
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": "tempora-record/1", "suite": "..", "method": "TIME"}`), 0o644)
+	trunc := filepath.Join(dir, "trunc.json")
+	os.WriteFile(trunc, []byte(`{"format": "tempora-record/1", "suite": "s", "meth`), 0o644)
+	expl := filepath.Join(dir, "expl.json")
+	os.WriteFile(expl, []byte(`{"explanation": {"Cells": [[]]}}`), 0o644) // found by FuzzRead
+	for _, tc := range []struct{ path, want string }{
+		{expl, "record: " + expl + ": explanation has 1 cell rows for 0 features"},
+		{bad, "record: " + bad + `: suite ".." names a directory, not a suite`},
+		{trunc, "record: " + trunc + ": unexpected end of JSON input"},
+		{filepath.Join(dir, "none.json"), "record: open " + filepath.Join(dir, "none.json") + ": no such file or directory"},
+	} {
+		_, err := Read(tc.path)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Read(%s) = %v, want %s", filepath.Base(tc.path), err, tc.want)
+		}
 	}
 }
 

@@ -12,8 +12,7 @@ import (
 )
 
 // z95 is the standard normal quantile of 0.975: the 95% confidence interval
-// of a mean is mean ± z95·SD/√n (decision 14 of the project's reference
-// README).
+// of a mean is mean ± z95·SD/√n (docs/decisions.md, decision 14).
 const z95 = 1.96
 
 // Summary describes a sample of values, one per model.
@@ -140,8 +139,9 @@ func settingString(ps []record.Param) string {
 	return strings.Join(parts, ",")
 }
 
-// MethodOrder is the order in which methods are listed: the paper's table
-// order. Methods not listed come after, in lexical order.
+// MethodOrder is the order in which methods are listed: the order of the
+// paper's Table S1, which has all eight of its methods. Methods not listed
+// (methods the paper never ran) come after, in lexical order.
 var MethodOrder = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
 
 func compareMethods(a, b string) int {
@@ -210,8 +210,11 @@ func compareGroupKeys(a, b *record.Record) int {
 // depend on the order of recs. Records marked Incomplete are left out of
 // their group's statistics and listed in Group.Incomplete.
 //
-// Aggregate returns an error for a nil record or for two records of the same
-// (suite, params, model, method).
+// Aggregate returns an error for a nil record, for two records of the same
+// (suite, params, model, method), and for records of the same (suite,
+// params, model) with different problem seeds: they were made on different
+// problems (runs with different -seed), so their rows would not compare
+// methods on the same problems.
 func Aggregate(recs []*record.Record) ([]Group, error) {
 	sorted := make([]*record.Record, 0, len(recs))
 	for i, r := range recs {
@@ -230,6 +233,18 @@ func Aggregate(recs []*record.Record) ([]Group, error) {
 		if compareGroupKeys(sorted[i-1], sorted[i]) == 0 && sorted[i-1].Model == sorted[i].Model {
 			return nil, fmt.Errorf("results: duplicate record %s", sorted[i].Key())
 		}
+	}
+	type problem struct {
+		setting string
+		model   int
+	}
+	seeds := map[problem]*record.Record{} // lookup only; never iterated
+	for _, r := range sorted {
+		k := problem{r.Suite + "/" + settingString(r.Params), r.Model}
+		if o, ok := seeds[k]; ok && o.Seed != r.Seed {
+			return nil, fmt.Errorf("results: %s and %s were made on different problems (seeds %d and %d): are they from runs with different -seed?", o.Key(), r.Key(), o.Seed, r.Seed)
+		}
+		seeds[k] = r
 	}
 	var groups []Group
 	for lo := 0; lo < len(sorted); {

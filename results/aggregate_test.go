@@ -129,8 +129,10 @@ func TestAggregate(t *testing.T) {
 	for _, m := range MethodOrder {
 		want = append(want, "table1//"+m)
 	}
+	// A method the paper never ran comes after the paper's.
+	want = append(want, "table1//"+newMethod)
 	for _, n := range []string{"100", "200", "400", "800"} {
-		want = append(want, "testsize-regression/instances="+n+"/TIME")
+		want = append(want, "testsize-regression/instances="+n+"/TIME", "testsize-regression/instances="+n+"/"+newMethod)
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("groups\n%s\nwant\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
@@ -204,6 +206,11 @@ func TestAggregateErrors(t *testing.T) {
 	}{
 		{"duplicate", []*record.Record{r, testRecord("table1", nil, 0, "TIME")}, "duplicate record table1/model=0/method=TIME"},
 		{"nil", []*record.Record{r, nil}, "record 1 is nil"},
+		{"other problems", []*record.Record{r, func() *record.Record {
+			o := testRecord("table1", nil, 0, "SAGE")
+			o.Seed++
+			return o
+		}()}, "were made on different problems (seeds"},
 	} {
 		_, err := Aggregate(tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "results: ") {

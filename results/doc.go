@@ -1,7 +1,10 @@
-// Package results renders the records written by package experiments into
-// aggregates, tables and figures. It reads saved records only (package
-// package record), never the explainers or the data generator, so a report
-// can be rebuilt from an old run.
+// Package results renders records (package record, docs/records.md) into
+// aggregates, tables and figures. It reads saved records only, never the
+// explainers or the data generator, so a report can be rebuilt from an old
+// run, and the records of any method, built-in, added with cli.Main or
+// scored from an outside tool's files, get the same treatment: rows and
+// panels come from the methods present, and the paper's numbers are an
+// overlay where the paper has a row.
 //
 // # Aggregation
 //
@@ -15,23 +18,28 @@
 // does. Records whose method stopped on its budget (record.Record.Incomplete,
 // e.g. SAGE without convergence) are excluded from their group and counted.
 // Groups are ordered by suite, then parameters (numbers numerically), then
-// method in MethodOrder, the paper's row order.
+// method: the paper's row order (MethodOrder), then the other methods in
+// lexical order. Records of one (suite, setting, model) must share their
+// problem seed: records of different problems are never averaged together.
 //
 // # Tables
 //
 // ComparisonTables lays out one setting like the paper's Table 1, Table S1
-// or Table S2 (PaperTables), with the published numbers beside ours;
-// GenericTables lays out any suite, one row per setting and method with
-// every metric. A Table is written as markdown or CSV.
+// or Table S2 (PaperTables): a row per method with records (the table's
+// methods of the paper, then every method the paper never ran), with the
+// published numbers beside ours where there are any; GenericTables lays out
+// any suite, one row per setting and method with every metric. A Table is
+// written as markdown or CSV.
 //
 // # Figures
 //
-// SweepFigure draws power and FDR against a swept parameter with 95%
-// confidence bands and a dotted line at the FDR level α = 0.1, like the
-// paper's Figure 4 (regression) and Figure S1 (classification) for the
-// test-set size. HeatmapFigure draws the ground truth, TIME and SAGE for one
-// model side by side, like the paper's Figure 3, with hatching on windows
-// whose ordering matters. Figures are encoded as PNG or SVG with gonum/plot.
+// SweepFigure draws the power and FDR of the given methods against a swept
+// parameter with 95% confidence bands and a dotted line at the FDR level
+// α = 0.1, like the paper's Figure 4 (regression) and Figure S1
+// (classification) for the test-set size. HeatmapFigure draws the ground
+// truth and the given methods' cell scores for one model side by side, like
+// the paper's Figure 3 (TIME and SAGE), with hatching on windows whose
+// ordering matters. Figures are encoded as PNG or SVG with gonum/plot.
 //
 // # Reports
 //

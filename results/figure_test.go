@@ -70,7 +70,7 @@ func checkSVG(t *testing.T, b []byte) {
 
 func TestSweepFigure(t *testing.T) {
 	groups := testGroups(t)
-	f, err := SweepFigure(groups, "testsize-regression", "TIME", "instances", TimeSweepMetrics)
+	f, err := SweepFigure(groups, "testsize-regression", []string{"TIME"}, "instances", TimeSweepMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,18 @@ func TestSweepFigure(t *testing.T) {
 	// The mean line's colour appears in the image.
 	if !hasColor(img, meanColor, 5) {
 		t.Error("no mean line drawn")
+	}
+	if hasColor(img, lineColor(1), 5) {
+		t.Error("a second method's colour in a one-method figure")
+	}
+	// Two methods: a line each.
+	f, err = SweepFigure(groups, "testsize-regression", []string{"TIME", newMethod}, "instances", TimeSweepMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = checkFigure(t, f)
+	if !hasColor(img, meanColor, 5) || !hasColor(img, lineColor(1), 5) {
+		t.Error("two-method sweep does not draw both lines")
 	}
 }
 
@@ -108,7 +120,7 @@ func TestSweepFigureSinglePointAndMissingMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	metrics := append(TimeSweepMetrics[:1:1], SweepMetric{Title: "absent", Power: "no-such-power", FDR: "no-such-fdr"})
-	f, err := SweepFigure(groups, "testsize-classification", "TIME", "instances", metrics)
+	f, err := SweepFigure(groups, "testsize-classification", []string{"TIME"}, "instances", metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,19 +145,22 @@ func TestSweepFigureErrors(t *testing.T) {
 		{"no records", groups, "table9", "instances", "no TIME records"},
 		{"not a number", badGroups, "s", "instances", `instances="many" is not a number`},
 	} {
-		_, err := SweepFigure(tc.groups, tc.suite, "TIME", tc.param, TimeSweepMetrics)
+		_, err := SweepFigure(tc.groups, tc.suite, []string{"TIME"}, tc.param, TimeSweepMetrics)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := SweepFigure(groups, "testsize-regression", "TIME", "instances", nil); err == nil {
+	if _, err := SweepFigure(groups, "testsize-regression", []string{"TIME"}, "instances", nil); err == nil {
 		t.Error("no metrics: no error")
+	}
+	if _, err := SweepFigure(groups, "testsize-regression", nil, "instances", TimeSweepMetrics); err == nil {
+		t.Error("no methods: no error")
 	}
 }
 
 func TestHeatmapFigure(t *testing.T) {
 	recs := testRecords()
-	f, err := HeatmapFigure(recs, "table1", nil, 0)
+	f, err := HeatmapFigure(recs, "table1", nil, 0, HeatmapMethods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +168,9 @@ func TestHeatmapFigure(t *testing.T) {
 	if !hasColor(img, truthColor, 2) {
 		t.Error("no ground-truth cells drawn")
 	}
-	// Without SAGE the figure has two panels, so it is narrower.
-	var noSAGE []*record.Record
-	for _, r := range recs {
-		if r.Method != "SAGE" {
-			noSAGE = append(noSAGE, r)
-		}
-	}
-	g, err := HeatmapFigure(noSAGE, "table1", nil, 0)
+	// Without SAGE the figure has two panels, so it is narrower; a method
+	// the paper never ran adds a panel.
+	g, err := HeatmapFigure(recs, "table1", nil, 0, []string{"TIME"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +178,17 @@ func TestHeatmapFigure(t *testing.T) {
 		t.Errorf("two-panel figure width %v, three-panel %v", g.Width, f.Width)
 	}
 	checkFigure(t, g)
+	h, err := HeatmapFigure(recs, "table1", nil, 0, []string{"TIME", "SAGE", newMethod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Width <= f.Width {
+		t.Errorf("four-panel figure width %v, three-panel %v", h.Width, f.Width)
+	}
+	// The truth may come from any record; the panels from the methods given.
+	if _, err := HeatmapFigure(recs, "table1", nil, 0, []string{newMethod}); err != nil {
+		t.Errorf("heat map of %s alone: %v", newMethod, err)
+	}
 }
 
 func TestHeatmapFigureErrors(t *testing.T) {
@@ -184,7 +205,8 @@ func TestHeatmapFigureErrors(t *testing.T) {
 		recs []*record.Record
 		want string
 	}{
-		{"no truth", edit(func(tr, _ *record.Record) { tr.Truth = nil }), "no TIME record with truth and explanation"},
+		{"no truth", edit(func(tr, _ *record.Record) { tr.Truth = nil }), "no record with the ground truth"},
+		{"no explanation", edit(func(tr, sr *record.Record) { tr.Explanation, sr.Explanation = nil, nil }), "no record of TIME, SAGE with an explanation"},
 		{"truth shape", edit(func(tr, _ *record.Record) { tr.Truth.Relevant = tr.Truth.Relevant[:2] }), "2 relevance flags and 4 windows for 4 features"},
 		{"truth window", edit(func(tr, _ *record.Record) { tr.Truth.Windows[0] = tempora.Window{Start: 2, End: 6} }), "truth window [2, 6] of feature 0 outside [0, 5]"},
 		{"ordering flags", edit(func(tr, _ *record.Record) { tr.Truth.WindowOrderingImportant = []bool{true} }), "1 window-ordering flags for 4 features"},
@@ -194,8 +216,9 @@ func TestHeatmapFigureErrors(t *testing.T) {
 		{"SAGE shape", edit(func(_, sr *record.Record) {
 			sr.Explanation.D, sr.Explanation.L = 6, 4
 		}), "SAGE explains 6×4 cells, TIME 4×6"},
+		{"SAGE alone, truth shape", edit(func(tr, sr *record.Record) { tr.Explanation, sr.Explanation.D, sr.Explanation.L = nil, 6, 4 }), "truth has 4 relevance flags"},
 	} {
-		_, err := HeatmapFigure(tc.recs, "table1", nil, 0)
+		_, err := HeatmapFigure(tc.recs, "table1", nil, 0, HeatmapMethods)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "results: heat map of table1 model 0: ") {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
@@ -317,7 +340,7 @@ func TestHatchGoldenSVG(t *testing.T) {
 }
 
 func TestFigureSave(t *testing.T) {
-	f, err := SweepFigure(testGroups(t), "testsize-regression", "TIME", "instances", TimeSweepMetrics)
+	f, err := SweepFigure(testGroups(t), "testsize-regression", []string{"TIME"}, "instances", TimeSweepMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,12 +14,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
-
-// nearZero is the magnitude below which a score counts as zero, as in the
-// evaluation of explanations (reference-facts §4.2, NEAR_ZERO = 1e-10).
-const nearZero = 1e-10
 
 // Colours of heat maps: a sequential light-to-dark red ramp for scores (so
 // that darker means more important, as in the paper's Figure 3), a uniform
@@ -137,76 +135,89 @@ type heatPanel struct {
 }
 
 // HeatmapFigure draws, for one model of one setting, heat maps of the ground
-// truth, of TIME's cell scores and of SAGE's cell scores side by side (like
-// the paper's Figure 3): rows are features (names from TIME's explanation,
-// first feature on top), columns are timesteps numbered from 1. The truth
-// colours the window of every relevant feature; explanations colour non-zero
-// |score| cells, darker for larger scores, with a colour bar. Hatching marks
-// the windows of features whose window ordering matters (truth) or was found
-// important (TIME); SAGE cannot detect ordering, so it has none.
+// truth and of the cell scores of each of methods side by side (like the
+// paper's Figure 3, which draws TIME and SAGE: HeatmapMethods): rows are
+// features (names from the first explanation drawn, first feature on top),
+// columns are timesteps numbered from 1. The truth colours the window of
+// every relevant feature; explanations colour non-zero |score| cells,
+// darker for larger scores, with a colour bar. Hatching marks the windows
+// of features whose window ordering matters (truth) or was found important
+// (an explanation with test outcomes, such as TIME's).
 //
-// The truth and TIME come from the model's "TIME" record (or "TIME-n" when
-// there is none), which must carry Truth and Explanation; the SAGE panel is
-// left out when the model has no SAGE record with an explanation.
-// HeatmapFigure returns an error when the records are missing or
-// inconsistent (shapes, windows out of range).
-func HeatmapFigure(recs []*record.Record, suite string, params []record.Param, model int) (*Figure, error) {
-	var timeRec, sageRec *record.Record
-	for _, r := range recs {
-		if r == nil || r.Suite != suite || !slices.Equal(r.Params, params) || r.Model != model {
+// The truth comes from the first record of the model (in the order of
+// methods, then any other) that carries one. A method without a record
+// with an explanation is left out; HeatmapFigure returns an error when no
+// method can be drawn, when no record has the truth, or when the records
+// are inconsistent (shapes, windows out of range).
+func HeatmapFigure(recs []*record.Record, suite string, params []record.Param, model int, methods []string) (*Figure, error) {
+	where := fmt.Sprintf("%s model %d", settingTitle(&Group{Suite: suite, Params: params}), model)
+	of := func(method string) *record.Record {
+		for _, r := range recs {
+			if r != nil && r.Suite == suite && slices.Equal(r.Params, params) && r.Model == model && r.Method == method {
+				return r
+			}
+		}
+		return nil
+	}
+	var truth *record.Truth
+	var drawn []*record.Record
+	for _, m := range methods {
+		r := of(m)
+		if r == nil || r.Explanation == nil {
 			continue
 		}
-		switch r.Method {
-		case "TIME":
-			timeRec = r
-		case "TIME-n":
-			if timeRec == nil {
-				timeRec = r
-			}
-		case "SAGE":
-			sageRec = r
+		drawn = append(drawn, r)
+		if truth == nil {
+			truth = r.Truth
 		}
 	}
-	where := fmt.Sprintf("%s model %d", settingTitle(&Group{Suite: suite, Params: params}), model)
-	if timeRec == nil || timeRec.Explanation == nil || timeRec.Truth == nil {
-		return nil, fmt.Errorf("results: heat map of %s: no TIME record with truth and explanation", where)
+	for _, r := range recs {
+		if truth == nil && r != nil && r.Suite == suite && slices.Equal(r.Params, params) && r.Model == model {
+			truth = r.Truth
+		}
 	}
-	e := timeRec.Explanation
-	d, l := e.D, e.L
-	if err := checkExplanation(e); err != nil {
-		return nil, fmt.Errorf("results: heat map of %s: TIME: %w", where, err)
+	if len(drawn) == 0 {
+		return nil, fmt.Errorf("results: heat map of %s: no record of %s with an explanation", where, strings.Join(methods, ", "))
 	}
-	truth, truthHatch, err := truthCells(timeRec.Truth, d, l)
+	if truth == nil {
+		return nil, fmt.Errorf("results: heat map of %s: no record with the ground truth", where)
+	}
+	e0 := drawn[0].Explanation
+	d, l := e0.D, e0.L
+	if err := checkExplanation(e0); err != nil {
+		return nil, fmt.Errorf("results: heat map of %s: %s: %w", where, drawn[0].Method, err)
+	}
+	truthC, truthHatch, err := truthCells(truth, d, l)
 	if err != nil {
 		return nil, fmt.Errorf("results: heat map of %s: %w", where, err)
 	}
-	timeHatch := make([]bool, d*l)
-	for j, f := range e.Features {
-		if f.WindowOrderingImportant && f.Window != nil {
-			for t := f.Window.Start; t <= f.Window.End; t++ {
-				timeHatch[j*l+t] = true
+	panels := []heatPanel{{title: "ground truth", cells: truthC, uniform: true, hatched: truthHatch, max: 1}}
+	for _, r := range drawn {
+		e := r.Explanation
+		if err := checkExplanation(e); err != nil {
+			return nil, fmt.Errorf("results: heat map of %s: %s: %w", where, r.Method, err)
+		}
+		if e.D != d || e.L != l {
+			return nil, fmt.Errorf("results: heat map of %s: %s explains %d×%d cells, %s %d×%d", where, r.Method, e.D, e.L, drawn[0].Method, d, l)
+		}
+		var hatched []bool
+		for j, f := range e.Features {
+			if f.WindowOrderingImportant && f.Window != nil {
+				if hatched == nil {
+					hatched = make([]bool, d*l)
+				}
+				for t := f.Window.Start; t <= f.Window.End; t++ {
+					hatched[j*l+t] = true
+				}
 			}
 		}
-	}
-	panels := []heatPanel{
-		{title: "ground truth", cells: truth, uniform: true, hatched: truthHatch, max: 1},
-		scorePanel(timeRec.Method, e, timeHatch),
-	}
-	if sageRec != nil && sageRec.Explanation != nil {
-		se := sageRec.Explanation
-		if err := checkExplanation(se); err != nil {
-			return nil, fmt.Errorf("results: heat map of %s: SAGE: %w", where, err)
-		}
-		if se.D != d || se.L != l {
-			return nil, fmt.Errorf("results: heat map of %s: SAGE explains %d×%d cells, TIME %d×%d", where, se.D, se.L, d, l)
-		}
-		panels = append(panels, scorePanel("SAGE", se, nil))
+		panels = append(panels, scorePanel(r.Method, e, hatched))
 	}
 	names := make([]string, d)
 	for j := range names {
 		names[j] = strconv.Itoa(j)
-		if j < len(e.Features) && e.Features[j].Name != "" {
-			names[j] = e.Features[j].Name
+		if j < len(e0.Features) && e0.Features[j].Name != "" {
+			names[j] = e0.Features[j].Name
 		}
 	}
 	return heatmapFigure(where, panels, d, l, names)
@@ -261,11 +272,11 @@ func truthCells(tr *record.Truth, d, l int) (cells []float64, hatched []bool, er
 }
 
 // scorePanel returns the panel of an explanation's |scores|, with scores
-// below nearZero blank.
+// below method.NearZero blank.
 func scorePanel(title string, e *tempora.Explanation, hatched []bool) heatPanel {
 	p := heatPanel{title: title, cells: make([]float64, len(e.Cells)), hatched: hatched}
 	for i, v := range e.Cells {
-		if a := math.Abs(v); a >= nearZero {
+		if a := math.Abs(v); a >= method.NearZero {
 			p.cells[i] = a
 			p.max = max(p.max, a)
 		}
@@ -318,7 +329,7 @@ func heatmapFigure(where string, panels []heatPanel, d, l int, names []string) (
 	heatH := max(2.6*vg.Inch, vg.Length(d)*0.16*vg.Inch)
 	panelW := max(3.3*vg.Inch, vg.Length(l)*0.1*vg.Inch)
 	f := &Figure{Width: vg.Length(len(panels)) * panelW, Height: capH + heatH + barH}
-	sub := "coloured: relevant window (truth) or non-zero |score|, darker is larger; hatched: window ordering matters (truth) or is important (TIME)"
+	sub := "coloured: relevant window (truth) or non-zero |score|, darker is larger; hatched: window ordering matters (truth) or was found important"
 	f.draw = func(c draw.Canvas) {
 		caption(c, "Heat maps: "+where, 12, c.Max.Y-0.08*vg.Inch)
 		caption(c, sub, 8, c.Max.Y-0.32*vg.Inch)

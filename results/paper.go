@@ -41,9 +41,8 @@ func (t *PaperTable) Row(method string) (PaperRow, bool) {
 // The values below are reference data, not results: they are the numbers
 // published in A. Sood and M. Craven, "Feature importance explanations for
 // temporal black-box models" (arXiv:2102.11934), Table 1, Table S1 and
-// Table S2, as transcribed in the project's reference-facts.md §7. Model
-// counts are from the same tables' text (100 models; in Table S2 SAGE was
-// averaged over 86 models and SAGE-m over 99, §6.2).
+// Table S2. Model counts are from the same tables' text (100 models; in
+// Table S2 SAGE was averaged over 86 models and SAGE-m over 99).
 var (
 	// paperTable1 is the paper's Table 1 (10 features, 20 timesteps, 1000
 	// instances, 5 relevant features, 100 classification models).
@@ -95,3 +94,20 @@ func PaperTables() []PaperTable {
 			Rows:  append([]PaperRow(nil), paperTableS2...)},
 	}
 }
+
+// IsPaperMethod reports whether method has a row in one of the paper's
+// tables (PaperTables). Reports give every other method, a method the
+// paper never ran, a row of its own in every comparison table.
+func IsPaperMethod(method string) bool {
+	for _, pt := range PaperTables() {
+		if _, ok := pt.Row(method); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// HeatmapMethods are the methods the paper's Figure 3 draws beside the
+// ground truth. Reports draw them, when present, followed by every method
+// the paper never ran (IsPaperMethod).
+var HeatmapMethods = []string{"TIME", "SAGE"}

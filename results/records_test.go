@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
@@ -65,10 +66,16 @@ func testExplanation(method string, model int) *tempora.Explanation {
 	return e
 }
 
-// methodLevel is each method's typical power in the hand-made records.
+// methodLevel is each method's typical power in the hand-made records;
+// occlusion is a method the paper never ran.
 var methodLevel = map[string]float64{
 	"TIME": 0.93, "TIME-n": 0.92, "LIME": 0.71, "SAGE": 0.8, "SAGE-m": 0.76, "SAGE-z": 0.66, "PERM": 0.84, "PERM-f": 0.33,
+	"occlusion": 0.75,
 }
+
+// newMethod is the method of the hand-made records that the paper never
+// ran.
+const newMethod = "occlusion"
 
 // testRecord returns one record with the metrics experiments writes.
 func testRecord(suite string, params []record.Param, model int, method string) *record.Record {
@@ -120,15 +127,16 @@ func paramFloat(ps []record.Param, key string) (float64, bool) {
 	return 0, false
 }
 
-// testRecords returns records of suites table1 (4 models, every method,
-// SAGE incomplete on model 3, explanations for TIME and SAGE), table-s2
-// (3 models, PERM-f missing), testsize-regression (TIME at four test-set
-// sizes, 3 models each; model 1 has explanations at sizes 100 and 800) and
-// grid (two swept parameters).
+// testRecords returns records of suites table1 (4 models, every method of
+// the paper and occlusion, SAGE incomplete on model 3, explanations for
+// TIME, SAGE and occlusion), table-s2 (3 models, PERM-f missing),
+// testsize-regression (TIME and occlusion at four test-set sizes, 3 models
+// each; model 1 has explanations at sizes 100 and 800) and grid (two swept
+// parameters).
 func testRecords() []*record.Record {
 	var recs []*record.Record
 	for model := range 4 {
-		for _, m := range MethodOrder {
+		for _, m := range append(slices.Clone(MethodOrder), newMethod) {
 			r := testRecord("table1", nil, model, m)
 			if m == "SAGE" && model == 3 {
 				r.Incomplete = true
@@ -138,8 +146,8 @@ func testRecords() []*record.Record {
 				r.Truth = testTruth()
 				r.Explanation = testExplanation("TIME", model)
 			}
-			if m == "SAGE" {
-				r.Explanation = testExplanation("SAGE", model)
+			if m == "SAGE" || m == newMethod {
+				r.Explanation = testExplanation(m, model)
 			}
 			recs = append(recs, r)
 		}
@@ -156,7 +164,7 @@ func testRecords() []*record.Record {
 				// Only the last setting of a sweep gets a heat map.
 				r.Truth, r.Explanation = testTruth(), testExplanation("TIME", model)
 			}
-			recs = append(recs, r)
+			recs = append(recs, r, testRecord("testsize-regression", []record.Param{{Key: "instances", Value: n}}, model, newMethod))
 		}
 	}
 	for _, noise := range []string{"0.5", "1"} {

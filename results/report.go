@@ -18,9 +18,6 @@ import (
 // ErrNoRecords is returned by WriteReport when there is nothing to report.
 var ErrNoRecords = errors.New("results: no records")
 
-// sweepMethod is the method whose metrics sweep figures draw.
-const sweepMethod = "TIME"
-
 // WriteReport writes into dir every table and figure that recs support, and
 // an index.md that links them:
 //
@@ -29,15 +26,20 @@ const sweepMethod = "TIME"
 //     (ComparisonTables);
 //   - tables/suite-<suite>.md and .csv: every suite, one row per setting and
 //     method with every metric (GenericTables);
-//   - figures/sweep-<suite>.png and .svg: TIME's power and FDR versus the
-//     swept parameter, for every suite whose TIME records vary one numeric
-//     parameter over at least two values (the test-set-size suites:
-//     SweepFigure with TimeSweepMetrics);
-//   - figures/heatmap-<suite>[_<key>-<value>…]-model<N>.png and .svg: truth,
-//     TIME and SAGE for the lowest-numbered model that has them (preferring
-//     one with SAGE), for every setting of the paper-table suites and for
-//     the last setting (in Aggregate's order) of any other suite
-//     (HeatmapFigure).
+//   - figures/sweep-<suite>.png and .svg: the power and FDR of every method
+//     of the suite versus the swept parameter, for every suite whose records
+//     vary one numeric parameter over at least two values (the
+//     test-set-size suites: SweepFigure with TimeSweepMetrics);
+//   - figures/heatmap-<suite>[_<key>-<value>…]-model<N>.png and .svg: the
+//     truth and the cells of HeatmapMethods (the paper's Figure 3: TIME and
+//     SAGE) and of every method the paper never ran, for the lowest-numbered
+//     model that has the most of them, for every setting of the paper-table
+//     suites and for the last setting (in Aggregate's order) of any other
+//     suite (HeatmapFigure).
+//
+// Comparison tables and heat maps have rows and panels for the methods
+// present in recs, whatever they are: the paper's numbers are an overlay
+// where the paper has a row.
 //
 // It returns the paths written, relative to dir and slash-separated, in
 // the order written (index.md last). Files are replaced atomically. A figure
@@ -105,7 +107,8 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 	for _, suite := range suites(groups) {
 		param, ok := sweepParam(groups, suite)
 		if ok {
-			f, err := SweepFigure(groups, suite, sweepMethod, param, TimeSweepMetrics)
+			methods := groupMethods(suiteGroups(groups, suite))
+			f, err := SweepFigure(groups, suite, methods, param, TimeSweepMetrics)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("sweep of %s: %v", suite, err))
 			} else {
@@ -114,7 +117,7 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 					return w.files, err
 				}
 				fmt.Fprintf(&idx, "### %s: %s versus %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
-					suite, sweepMethod, param, suite, name, name, name)
+					suite, strings.Join(methods, ", "), param, suite, name, name, name)
 			}
 		}
 		// Heat maps for every setting of the paper's table suites, and for
@@ -124,11 +127,12 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 			ss = ss[len(ss)-1:]
 		}
 		for _, s := range ss {
-			model, found := heatmapModel(recs, suite, s.Params)
+			methods := heatmapMethods(recs, suite, s.Params)
+			model, found := heatmapModel(recs, suite, s.Params, methods)
 			if !found {
 				continue
 			}
-			f, err := HeatmapFigure(recs, suite, s.Params, model)
+			f, err := HeatmapFigure(recs, suite, s.Params, model, methods)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("heat map of %s: %v", settingTitle(&s), err))
 				continue
@@ -259,13 +263,25 @@ func suiteGroups(groups []Group, suite string) []Group {
 	return out
 }
 
-// sweepParam returns the parameter a suite's TIME records sweep: the one
-// parameter of every TIME group, numeric, with at least two values.
+// groupMethods returns the distinct methods of groups in order.
+func groupMethods(groups []Group) []string {
+	var out []string
+	for _, g := range groups {
+		if !slices.Contains(out, g.Method) {
+			out = append(out, g.Method)
+		}
+	}
+	slices.SortStableFunc(out, compareMethods)
+	return out
+}
+
+// sweepParam returns the parameter a suite's records sweep: the one
+// parameter of every group of the suite, numeric, with at least two values.
 func sweepParam(groups []Group, suite string) (string, bool) {
 	key := ""
-	n := 0
+	var values []string
 	for _, g := range groups {
-		if g.Suite != suite || g.Method != sweepMethod {
+		if g.Suite != suite {
 			continue
 		}
 		if len(g.Params) != 1 || (key != "" && g.Params[0].Key != key) {
@@ -275,36 +291,67 @@ func sweepParam(groups []Group, suite string) (string, bool) {
 			return "", false
 		}
 		key = g.Params[0].Key
-		n++
+		if !slices.Contains(values, g.Params[0].Value) {
+			values = append(values, g.Params[0].Value)
+		}
 	}
-	return key, n >= 2
+	return key, len(values) >= 2
 }
 
-// heatmapModel returns the lowest model of a setting whose TIME record has
-// a truth and an explanation, preferring models that also have a SAGE
-// explanation.
-func heatmapModel(recs []*record.Record, suite string, params []record.Param) (int, bool) {
-	best, bestSAGE := -1, -1
-	hasSAGE := make(map[int]bool) // lookup only; never iterated
+// heatmapMethods returns the methods a setting's heat maps draw: those of
+// HeatmapMethods, then every method the paper never ran, among the methods
+// with an explanation in some record of the setting.
+func heatmapMethods(recs []*record.Record, suite string, params []record.Param) []string {
+	var present []string
 	for _, r := range recs {
-		if r.Suite == suite && slices.Equal(r.Params, params) && r.Method == "SAGE" && r.Explanation != nil {
-			hasSAGE[r.Model] = true
+		if r.Suite == suite && slices.Equal(r.Params, params) && r.Explanation != nil && !slices.Contains(present, r.Method) {
+			present = append(present, r.Method)
 		}
 	}
+	slices.SortStableFunc(present, compareMethods)
+	var out []string
+	for _, m := range HeatmapMethods {
+		if slices.Contains(present, m) {
+			out = append(out, m)
+		}
+	}
+	for _, m := range present {
+		if !IsPaperMethod(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// heatmapModel returns the lowest model of a setting that has the ground
+// truth and an explanation of the most of methods.
+func heatmapModel(recs []*record.Record, suite string, params []record.Param, methods []string) (int, bool) {
+	if len(methods) == 0 {
+		return 0, false
+	}
+	truth := map[int]bool{} // lookup only; never iterated
+	count := map[int]int{}  // lookup only; never iterated
+	var models []int
 	for _, r := range recs {
-		if r.Suite != suite || !slices.Equal(r.Params, params) || r.Truth == nil || r.Explanation == nil ||
-			(r.Method != "TIME" && r.Method != "TIME-n") {
+		if r.Suite != suite || !slices.Equal(r.Params, params) {
 			continue
 		}
-		if best < 0 || r.Model < best {
-			best = r.Model
+		if !slices.Contains(models, r.Model) {
+			models = append(models, r.Model)
 		}
-		if hasSAGE[r.Model] && (bestSAGE < 0 || r.Model < bestSAGE) {
-			bestSAGE = r.Model
+		if r.Truth != nil {
+			truth[r.Model] = true
+		}
+		if r.Explanation != nil && slices.Contains(methods, r.Method) {
+			count[r.Model]++
 		}
 	}
-	if bestSAGE >= 0 {
-		return bestSAGE, true
+	slices.Sort(models)
+	best, bestN := -1, 0
+	for _, m := range models {
+		if truth[m] && count[m] > bestN {
+			best, bestN = m, count[m]
+		}
 	}
 	return best, best >= 0
 }

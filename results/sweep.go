@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,8 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Alpha is the FDR level TIME controls by default (decision 7); sweep
-// figures draw it as a dotted line on the FDR panels.
+// Alpha is the FDR level TIME controls by default (docs/decisions.md,
+// decision 7); sweep figures draw it as a dotted line on the FDR panels.
 const Alpha = 0.1
 
 // SweepMetric is one column of a sweep figure: a power metric (top panel) and
@@ -75,61 +76,94 @@ func compareFloat(a, b float64) int {
 	return 0
 }
 
-// Colours of sweep figures.
+// Colours of sweep figures: one per method, in order (a colour-blind-safe
+// qualitative palette); bands are the same colours, translucent.
 var (
-	meanColor = color.RGBA{R: 31, G: 89, B: 160, A: 255}
-	bandColor = color.NRGBA{R: 31, G: 89, B: 160, A: 64}
+	lineColors = []color.RGBA{
+		{R: 31, G: 89, B: 160, A: 255},  // blue
+		{R: 230, G: 120, B: 0, A: 255},  // orange
+		{R: 0, G: 140, B: 100, A: 255},  // green
+		{R: 200, G: 60, B: 140, A: 255}, // purple
+		{R: 120, G: 120, B: 120, A: 255},
+		{R: 160, G: 40, B: 30, A: 255},
+	}
+	meanColor = lineColors[0]
 	alphaGray = color.Gray{Y: 90}
 )
 
-// SweepFigure draws method's power (top row) and FDR (bottom row) for each
-// of metrics (columns) against the numeric parameter param of suite: the mean
-// over models with its 95% confidence band (mean ± 1.96·SD/√n, clipped to
-// [0, 1]), and a dotted line at Alpha on the FDR panels. The x axis is
-// logarithmic when every value is positive and the largest is at least
-// eight times the smallest (test-set sizes 100…6400); its ticks are the
-// swept values. A panel whose metric no record carries says "no data".
+func lineColor(i int) color.RGBA { return lineColors[i%len(lineColors)] }
+
+func bandColor(i int) color.NRGBA {
+	c := lineColor(i)
+	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: 64}
+}
+
+// SweepFigure draws the power (top row) and FDR (bottom row) of each of
+// methods, one line per method, for each of metrics (columns) against the
+// numeric parameter param of suite: the mean over models with its 95%
+// confidence band (mean ± 1.96·SD/√n, clipped to [0, 1]), and a dotted
+// line at Alpha on the FDR panels. The x axis is logarithmic when every
+// value is positive and the largest is at least eight times the smallest
+// (test-set sizes 100…6400); its ticks are the swept values. A method
+// without a metric leaves it out of that panel; a panel whose metric no
+// method has says "no data". With several methods a legend names them.
 //
-// SweepFigure returns an error when no group of (suite, method) has param,
-// when a group has other parameters too, or when a value is not a number.
-func SweepFigure(groups []Group, suite, method, param string, metrics []SweepMetric) (*Figure, error) {
-	pts, err := sweepPoints(groups, suite, method, param)
-	if err != nil {
-		return nil, err
+// SweepFigure returns an error when no method is given, when no group of
+// (suite, method) has param for some method, when a group has other
+// parameters too, or when a value is not a number.
+func SweepFigure(groups []Group, suite string, methods []string, param string, metrics []SweepMetric) (*Figure, error) {
+	if len(methods) == 0 {
+		return nil, fmt.Errorf("results: sweep %s: no methods to draw", suite)
 	}
 	if len(metrics) == 0 {
 		return nil, fmt.Errorf("results: sweep %s: no metrics to draw", suite)
 	}
-	logX := pts[0].x > 0 && pts[len(pts)-1].x >= 8*pts[0].x
+	series := make([][]sweepPoint, len(methods))
 	var ticks plot.ConstantTicks
-	for _, p := range pts {
-		ticks = append(ticks, plot.Tick{Value: p.x, Label: strconv.FormatFloat(p.x, 'g', -1, 64)})
+	for i, m := range methods {
+		pts, err := sweepPoints(groups, suite, m, param)
+		if err != nil {
+			return nil, err
+		}
+		series[i] = pts
+		for _, p := range pts {
+			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == p.x }) {
+				ticks = append(ticks, plot.Tick{Value: p.x, Label: strconv.FormatFloat(p.x, 'g', -1, 64)})
+			}
+		}
 	}
+	slices.SortFunc(ticks, func(a, b plot.Tick) int { return compareFloat(a.Value, b.Value) })
+	logX := ticks[0].Value > 0 && ticks[len(ticks)-1].Value >= 8*ticks[0].Value
 	lowN, highN := math.MaxInt, 0
 	plots := make([][]*plot.Plot, 2)
 	for row, kind := range []string{"power", "FDR"} {
-		for _, m := range metrics {
+		for col, m := range metrics {
 			name := m.Power
 			if row == 1 {
 				name = m.FDR
 			}
-			var xs, mean, lo, hi []float64
-			for _, p := range pts {
-				s, ok := p.g.Metric(name)
-				if !ok || s.N == 0 {
-					continue
+			var lines []sweepLine
+			for i, pts := range series {
+				ln := sweepLine{method: methods[i], color: i}
+				for _, p := range pts {
+					s, ok := p.g.Metric(name)
+					if !ok || s.N == 0 {
+						continue
+					}
+					l, h := s.CI95()
+					if math.IsNaN(l) {
+						l, h = s.Mean, s.Mean
+					}
+					ln.xs = append(ln.xs, p.x)
+					ln.mean = append(ln.mean, s.Mean)
+					ln.lo = append(ln.lo, math.Max(l, 0))
+					ln.hi = append(ln.hi, math.Min(h, 1))
+					lowN, highN = min(lowN, s.N), max(highN, s.N)
 				}
-				l, h := s.CI95()
-				if math.IsNaN(l) {
-					l, h = s.Mean, s.Mean
-				}
-				xs = append(xs, p.x)
-				mean = append(mean, s.Mean)
-				lo = append(lo, math.Max(l, 0))
-				hi = append(hi, math.Min(h, 1))
-				lowN, highN = min(lowN, s.N), max(highN, s.N)
+				lines = append(lines, ln)
 			}
-			p, err := sweepPanel(m.Title, param, kind, xs, mean, lo, hi, row == 1, logX, ticks)
+			legend := len(methods) > 1 && row == 0 && col == 0
+			p, err := sweepPanel(m.Title, param, kind, lines, row == 1, logX, ticks, legend)
 			if err != nil {
 				return nil, fmt.Errorf("results: sweep %s %s: %w", suite, name, err)
 			}
@@ -144,7 +178,7 @@ func SweepFigure(groups []Group, suite, method, param string, metrics []SweepMet
 	default:
 		models = fmt.Sprintf("n = %d–%d models per point", lowN, highN)
 	}
-	title := fmt.Sprintf("%s: %s power and FDR versus %s", suite, method, param)
+	title := fmt.Sprintf("%s: %s power and FDR versus %s", suite, strings.Join(methods, ", "), param)
 	sub := fmt.Sprintf("line: mean; band: 95%% CI (mean ± 1.96·SD/√n), %s; dotted: α = %g", models, Alpha)
 	cols := len(metrics)
 	const capH = 0.55 * vg.Inch
@@ -165,8 +199,15 @@ func SweepFigure(groups []Group, suite, method, param string, metrics []SweepMet
 	return f, nil
 }
 
-// sweepPanel draws one panel; xs is empty when no record has the metric.
-func sweepPanel(title, xlabel, ylabel string, xs, mean, lo, hi []float64, fdr, logX bool, ticks plot.ConstantTicks) (*plot.Plot, error) {
+// sweepLine is one method's points in one panel.
+type sweepLine struct {
+	method           string
+	color            int
+	xs, mean, lo, hi []float64
+}
+
+// sweepPanel draws one panel with a line per method.
+func sweepPanel(title, xlabel, ylabel string, lines []sweepLine, fdr, logX bool, ticks plot.ConstantTicks, legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = 10
@@ -193,48 +234,63 @@ func sweepPanel(title, xlabel, ylabel string, xs, mean, lo, hi []float64, fdr, l
 		l.Dashes = []vg.Length{vg.Points(1), vg.Points(2.5)}
 		p.Add(l)
 	}
-	if len(xs) == 0 {
+	empty := true
+	for _, ln := range lines {
+		if len(ln.xs) == 0 {
+			continue
+		}
+		empty = false
+		col := lineColor(ln.color)
+		if len(ln.xs) > 1 {
+			band := make(plotter.XYs, 0, 2*len(ln.xs))
+			for i := range ln.xs {
+				band = append(band, plotter.XY{X: ln.xs[i], Y: ln.hi[i]})
+			}
+			for i := len(ln.xs) - 1; i >= 0; i-- {
+				band = append(band, plotter.XY{X: ln.xs[i], Y: ln.lo[i]})
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			poly.Color = bandColor(ln.color)
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		} else {
+			e := plotter.XYs{{X: ln.xs[0], Y: ln.mean[0]}}
+			eb, err := plotter.NewYErrorBars(errPoints{xy: e, lo: []float64{ln.mean[0] - ln.lo[0]}, hi: []float64{ln.hi[0] - ln.mean[0]}})
+			if err != nil {
+				return nil, err
+			}
+			eb.Color = col
+			p.Add(eb)
+		}
+		xys := make(plotter.XYs, len(ln.xs))
+		for i := range ln.xs {
+			xys[i] = plotter.XY{X: ln.xs[i], Y: ln.mean[i]}
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = col
+		line.Width = vg.Points(1.5)
+		points.Color = col
+		points.Shape = draw.CircleGlyph{}
+		points.Radius = vg.Points(2)
+		p.Add(line, points)
+		if legend {
+			p.Legend.Add(ln.method, line, points)
+		}
+	}
+	if empty {
 		p.Title.Text += " (no data)"
-		return p, nil
 	}
-	if len(xs) > 1 {
-		band := make(plotter.XYs, 0, 2*len(xs))
-		for i := range xs {
-			band = append(band, plotter.XY{X: xs[i], Y: hi[i]})
-		}
-		for i := len(xs) - 1; i >= 0; i-- {
-			band = append(band, plotter.XY{X: xs[i], Y: lo[i]})
-		}
-		poly, err := plotter.NewPolygon(band)
-		if err != nil {
-			return nil, err
-		}
-		poly.Color = bandColor
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-	} else {
-		e := plotter.XYs{{X: xs[0], Y: mean[0]}}
-		eb, err := plotter.NewYErrorBars(errPoints{xy: e, lo: []float64{mean[0] - lo[0]}, hi: []float64{hi[0] - mean[0]}})
-		if err != nil {
-			return nil, err
-		}
-		eb.Color = meanColor
-		p.Add(eb)
+	if legend {
+		p.Legend.Top = false
+		p.Legend.Left = false
+		p.Legend.TextStyle.Font.Size = 8
 	}
-	xys := make(plotter.XYs, len(xs))
-	for i := range xs {
-		xys[i] = plotter.XY{X: xs[i], Y: mean[i]}
-	}
-	line, points, err := plotter.NewLinePoints(xys)
-	if err != nil {
-		return nil, err
-	}
-	line.Color = meanColor
-	line.Width = vg.Points(1.5)
-	points.Color = meanColor
-	points.Shape = draw.CircleGlyph{}
-	points.Radius = vg.Points(2)
-	p.Add(line, points)
 	return p, nil
 }
 

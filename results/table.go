@@ -156,12 +156,15 @@ func settingTitle(g *Group) string {
 }
 
 // ComparisonTables lays out the groups of one setting like the paper's table
-// pt: one row per method of pt, in the paper's order, with mean (SD) of
-// feature and timestep power and FDR, the median runtime, the number of
-// models, and the paper's numbers beside ours. It returns a display table
-// (for markdown) and a data table with numeric columns (for CSV). A method
-// without records gets dashes. It returns an error if groups is empty or
-// mixes settings.
+// pt: one row per method with records, in the order of groups (the paper's
+// order, then the other methods, as Aggregate sorts them), with mean (SD)
+// of feature and timestep power and FDR, the median runtime and the number
+// of models, and the paper's numbers beside ours where pt has a row for the
+// method (dashes otherwise). Methods that the paper ran but left out of pt
+// (SAGE-z and PERM-f in Table 1) are left out too; methods the paper never
+// ran (IsPaperMethod) get rows in every table. It returns a display table
+// (for markdown) and a data table with numeric columns (for CSV). It
+// returns an error if groups is empty or mixes settings.
 func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err error) {
 	if err := checkOneSetting(groups); err != nil {
 		return nil, nil, err
@@ -185,41 +188,39 @@ func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err 
 	}
 	data.Header = append(data.Header, "paper_runtime_s", "paper_models")
 
-	for _, pr := range pt.Rows {
-		g := findMethod(groups, pr.Method)
+	var extra []string
+	for i := range groups {
+		g := &groups[i]
+		pr, inPaper := pt.Row(g.Method)
+		if !inPaper {
+			if IsPaperMethod(g.Method) {
+				continue
+			}
+			extra = append(extra, g.Method)
+			nan := math.NaN()
+			pr = PaperRow{Method: g.Method, FeaturePower: nan, FeatureFDR: nan, TimestepPower: nan, TimestepFDR: nan, RuntimeSeconds: nan}
+		}
 		paper := paperValues(pr)
 		paperModels := dash
 		if pr.Models > 0 {
 			paperModels = strconv.Itoa(pr.Models)
 		}
-		drow := []string{pr.Method}
-		crow := []string{first.Suite, first.Setting(), pr.Method}
-		if g == nil {
-			for i := range paperMetrics {
-				drow = append(drow, dash, fixed3(paper[i]))
-			}
-			drow = append(drow, dash, seconds(pr.RuntimeSeconds), "0", paperModels)
-			crow = append(crow, "0", "0")
-			for range paperMetrics {
+		drow := []string{g.Method}
+		crow := []string{first.Suite, first.Setting(), g.Method}
+		for i, m := range paperMetrics {
+			s, ok := g.Metric(m.name)
+			drow = append(drow, meanSD(s, ok), fixed3(paper[i]))
+		}
+		drow = append(drow, seconds(g.Runtime.Median), seconds(pr.RuntimeSeconds), modelsCell(g), paperModels)
+		crow = append(crow, strconv.Itoa(len(g.Models)), strconv.Itoa(len(g.Incomplete)))
+		for _, m := range paperMetrics {
+			if s, ok := g.Metric(m.name); ok {
+				crow = append(crow, num(s.Mean), num(s.SD))
+			} else {
 				crow = append(crow, "", "")
 			}
-			crow = append(crow, "", "")
-		} else {
-			for i, m := range paperMetrics {
-				s, ok := g.Metric(m.name)
-				drow = append(drow, meanSD(s, ok), fixed3(paper[i]))
-			}
-			drow = append(drow, seconds(g.Runtime.Median), seconds(pr.RuntimeSeconds), modelsCell(g), paperModels)
-			crow = append(crow, strconv.Itoa(len(g.Models)), strconv.Itoa(len(g.Incomplete)))
-			for _, m := range paperMetrics {
-				if s, ok := g.Metric(m.name); ok {
-					crow = append(crow, num(s.Mean), num(s.SD))
-				} else {
-					crow = append(crow, "", "")
-				}
-			}
-			crow = append(crow, num(g.Runtime.Median), num(g.Runtime.SD))
 		}
+		crow = append(crow, num(g.Runtime.Median), num(g.Runtime.SD))
 		for _, v := range paper {
 			crow = append(crow, num(v))
 		}
@@ -227,12 +228,18 @@ func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err 
 		display.Rows = append(display.Rows, drow)
 		data.Rows = append(data.Rows, crow)
 	}
+	if len(display.Rows) == 0 {
+		return nil, nil, fmt.Errorf("results: %s: no records of its methods in %s", pt.Title, settingTitle(first))
+	}
 	display.Notes = []string{
 		"Mean (SD) over models; runtime is the median wall time of one explanation in seconds. " +
 			"TIME is evaluated on every non-zero cell, TIME-n and the baselines on the top n items " +
 			"(n = min(#true, #non-zero)); TIME and TIME-n share one run, PERM-f reuses PERM's run. " +
 			"Models whose method stopped on its budget before converging are excluded from that row.",
 		"Paper: " + pt.Title + " of Sood & Craven (arXiv:2102.11934), " + pt.Setup + ".",
+	}
+	if len(extra) > 0 {
+		display.Notes = append(display.Notes, "Not in the paper (no published numbers): "+strings.Join(extra, ", ")+".")
 	}
 	if len(first.Params) > 0 {
 		display.Notes = append(display.Notes, "This run's setting differs from the paper's: "+first.Setting()+".")

@@ -64,7 +64,17 @@ func TestComparisonTablesGolden(t *testing.T) {
 		}
 		golden(t, pt.ID+".md", md.Bytes())
 		golden(t, pt.ID+".csv", c.Bytes())
-		checkCSV(t, c.Bytes(), len(pt.Rows))
+		// One row per method with records: the table's paper rows present
+		// (table-s2 has no PERM-f records), then occlusion, which the
+		// paper never ran.
+		rows := len(pt.Rows) + 1
+		if pt.Suite == "table-s2" {
+			rows = len(pt.Rows) - 1
+		}
+		all := checkCSV(t, c.Bytes(), rows)
+		if pt.Suite == "table1" && all[len(all)-1][2] != newMethod {
+			t.Errorf("%s: last row %v, want %s's", pt.ID, all[len(all)-1], newMethod)
+		}
 	}
 }
 
@@ -91,8 +101,8 @@ func TestComparisonValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(display.Rows); n != 6 {
-		t.Fatalf("Table 1 has %d rows, want 6", n)
+	if n := len(display.Rows); n != 7 {
+		t.Fatalf("Table 1 has %d rows, want 7 (the paper's 6 and occlusion)", n)
 	}
 	col := func(name string) int { return slices.Index(data.Header, name) }
 	for i, pr := range pt.Rows {
@@ -112,23 +122,43 @@ func TestComparisonValues(t *testing.T) {
 	if got := display.Rows[3][len(display.Rows[3])-2]; got != "3 (1 incomplete excluded)" {
 		t.Errorf("SAGE models cell %q", got)
 	}
+	// The method the paper never ran has our numbers and no paper's.
+	occ := display.Rows[6]
+	s, _ := findMethod(gs, newMethod).Metric("feature-power")
+	if occ[0] != newMethod || occ[1] != meanSD(s, true) || occ[2] != dash || occ[len(occ)-1] != dash || occ[len(occ)-2] != "4" {
+		t.Errorf("%s row %v", newMethod, occ)
+	}
+	if !strings.Contains(strings.Join(display.Notes, " "), "Not in the paper (no published numbers): "+newMethod) {
+		t.Errorf("notes %q do not flag %s", display.Notes, newMethod)
+	}
 }
 
-func TestComparisonTablesMissingMethod(t *testing.T) {
-	// table-s2 has no PERM-f records and the paper has no PERM-f values:
-	// the row is all dashes, with zero models.
+func TestComparisonTablesRowsFromRecords(t *testing.T) {
+	// table-s2 has no PERM-f records: no PERM-f row, although the paper's
+	// table lists it.
 	groups := testGroups(t)
-	pt := PaperTables()[2]
-	display, data, err := ComparisonTables(pt, selectGroups(groups, "table-s2", nil))
+	display, _, err := ComparisonTables(PaperTables()[2], selectGroups(groups, "table-s2", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := display.Rows[len(display.Rows)-1]
-	if last[0] != "PERM-f" || last[1] != dash || last[2] != dash || last[len(last)-2] != "0" {
-		t.Errorf("PERM-f row %v", last)
+	if last := display.Rows[len(display.Rows)-1]; last[0] != "PERM" {
+		t.Errorf("last row %v, want PERM's", last)
 	}
-	if got := data.Rows[len(data.Rows)-1]; got[3] != "0" || got[5] != "" {
-		t.Errorf("PERM-f CSV row %v", got)
+	// Table 1 leaves out SAGE-z and PERM-f (the paper put them in Table
+	// S1) but keeps occlusion (the paper never ran it).
+	display, _, _ = ComparisonTables(PaperTables()[0], selectGroups(groups, "table1", nil))
+	var methods []string
+	for _, r := range display.Rows {
+		methods = append(methods, r[0])
+	}
+	if want := []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "PERM", newMethod}; !slices.Equal(methods, want) {
+		t.Errorf("Table 1 rows %v, want %v", methods, want)
+	}
+	// A setting with no method of the table is an error.
+	only := []*record.Record{testRecord("table1", nil, 0, "SAGE-z")}
+	g, _ := Aggregate(only)
+	if _, _, err := ComparisonTables(PaperTables()[0], g); err == nil {
+		t.Error("Table 1 of SAGE-z alone: no error")
 	}
 }
 
@@ -214,7 +244,7 @@ func TestPaperTables(t *testing.T) {
 			t.Errorf("%s rows %v not in the paper's order", pt.ID, methods)
 		}
 		for _, r := range pt.Rows {
-			// The paper's observation (reference-facts §7): top-n
+			// The paper's observation (its Tables 1, S1, S2): top-n
 			// baselines select exactly n items, so FDR = 1 − power.
 			if r.Method == "LIME" || strings.HasPrefix(r.Method, "SAGE") || r.Method == "PERM" {
 				if math.Abs(r.FeaturePower+r.FeatureFDR-1) > 1e-9 || math.Abs(r.TimestepPower+r.TimestepFDR-1) > 1e-9 {

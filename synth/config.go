@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/memlimit"
 )
 
 // Defaults applied to zero-valued Config fields. They are the sizes of the
@@ -166,6 +167,35 @@ func (c Config) validate() error {
 		return fmt.Errorf("synth: unknown task %d", int(c.Task))
 	}
 	return c.Noise.validate()
+}
+
+// Memory returns an estimate, in bytes, of the memory Generate allocates
+// for cfg (defaults applied): the M × D × L data tensor of float64 and six
+// vectors of M values (targets, the model's relevant and irrelevant parts,
+// standardisation and calibration buffers). Saving streams the data.
+func Memory(cfg Config) float64 {
+	c := cfg.withDefaults()
+	m, d, l := float64(c.Instances), float64(c.Features), float64(c.Timesteps)
+	return 8 * (m*d*l + 6*m)
+}
+
+// CheckMemory returns an error if the estimate of Memory exceeds the
+// memory limit (internal/memlimit: GOMEMLIMIT if set, otherwise 3/4 of the
+// physical or control-group memory), so that an absurd size fails with a
+// one-line error before anything is allocated instead of exhausting memory.
+// Generate calls it; a caller can call it before starting work. Sizes below
+// 1 are left to Generate's validation.
+func CheckMemory(cfg Config) error {
+	c := cfg.withDefaults()
+	if c.Instances < 1 || c.Features < 1 || c.Timesteps < 1 {
+		return nil
+	}
+	limit, source := memlimit.Default()
+	what := fmt.Sprintf("a %d × %d × %d problem", c.Instances, c.Features, c.Timesteps)
+	if err := memlimit.Check(what, Memory(c), limit, source); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
 }
 
 // NumRelevant returns the number of relevant features of c (after defaults):

@@ -82,7 +82,9 @@ type FeatureTruth struct {
 func (f FeatureTruth) Important(t int) bool { return f.Relevant && f.Window.Contains(t) }
 
 // Generate generates the problem cfg with the given seed. The same (cfg,
-// seed) always gives the same problem, whatever the number of CPUs.
+// seed) always gives the same problem, whatever the number of CPUs. A
+// problem too large for the memory limit is refused before anything is
+// allocated (CheckMemory).
 //
 // Each feature is drawn as in the reference generator: an aggregator
 // uniformly from the four kinds; a type (binary, categorical, numeric with
@@ -103,6 +105,9 @@ func (f FeatureTruth) Important(t int) bool { return f.Relevant && f.Window.Cont
 // attempt of feature j, ("synth", "model") for the model.
 func Generate(cfg Config, seed uint64) (*Problem, error) {
 	cfg = cfg.withDefaults()
+	if err := CheckMemory(cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Noise: Noise{Beta: math.Inf(1)}}, "noise multiplier +Inf"},
 		{Config{Noise: Noise{Beta: math.NaN()}}, "noise multiplier NaN"},
 		{Config{Noise: Noise{Auto: true, Beta: 0.5}}, "noise is auto but an explicit multiplier 0.5"},
-		{Config{Instances: 1 << 20, Features: 1 << 10, Timesteps: 1 << 10}, "more than 2147483648 values"},
+		{Config{Instances: 1 << 20, Features: 1 << 10, Timesteps: 1 << 10}, "synth: a 1048576 × 1024 × 1024 problem needs about 8.0 TiB of memory, more than the limit of"},
 	} {
 		p, err := Generate(c.cfg, 1)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

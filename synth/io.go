@@ -13,6 +13,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // Files of a saved problem and the format versions of the JSON files.
@@ -161,8 +162,15 @@ type jsonGenerator struct {
 //
 // The same problem always gives byte-identical files.
 func (p *Problem) Save(dir string) error {
+	if err := p.save(dir); err != nil {
+		return errmsg.Wrap(err, "synth: saving the problem")
+	}
+	return nil
+}
+
+func (p *Problem) save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("synth: %w", err)
+		return err
 	}
 	if err := dataio.WriteTensorNPY(filepath.Join(dir, DataFile), p.Data.X); err != nil {
 		return err
@@ -193,7 +201,7 @@ func (p *Problem) Save(dir string) error {
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("synth: encoding %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
 	}
 	b = append(b, '\n')
 	return atomicfile.Write(path, func(w io.Writer) error {
@@ -220,7 +228,8 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("synth: %w", err)
 	}
 	if err := strictUnmarshal(b, v); err != nil {
-		return fmt.Errorf("synth: %s: %w", path, err)
+		// Model.UnmarshalJSON's errors carry this package's prefix.
+		return errmsg.Wrap(err, "synth: %s", path)
 	}
 	return nil
 }
@@ -241,7 +250,7 @@ func Load(dir string) (*Problem, error) {
 	}
 	cfg := jp.Config
 	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", pf, err)
+		return nil, errmsg.Wrap(err, "synth: %s", pf)
 	}
 	D, L := cfg.Features, cfg.Timesteps
 
@@ -291,7 +300,7 @@ func Load(dir string) (*Problem, error) {
 	df := filepath.Join(dir, DataFile)
 	x, err := dataio.ReadTensorNPY(df)
 	if err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
+		return nil, errmsg.Wrap(err, "synth") // the message names the file
 	}
 	if x.D != D || x.L != L {
 		return nil, fmt.Errorf("synth: %s: data has %d features × %d timesteps, the model %d × %d", df, x.D, x.L, D, L)
@@ -302,14 +311,14 @@ func Load(dir string) (*Problem, error) {
 	tf := filepath.Join(dir, TargetsFile)
 	y, err := dataio.ReadVectorNPY(tf)
 	if err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
+		return nil, errmsg.Wrap(err, "synth")
 	}
 	if len(y) != x.M {
 		return nil, fmt.Errorf("synth: %s: %d targets for %d instances", tf, len(y), x.M)
 	}
 	want := make([]float64, x.M)
 	if err := m.Targets(want, x); err != nil {
-		return nil, err
+		return nil, errmsg.Wrap(err, "synth: %s", tf)
 	}
 	for i := range y {
 		// The model reproduces its own targets exactly; the tolerance only
@@ -324,7 +333,7 @@ func Load(dir string) (*Problem, error) {
 	}
 	data := &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names}
 	if err := data.Validate(1); err != nil {
-		return nil, fmt.Errorf("synth: %s: %w", dir, err)
+		return nil, errmsg.Wrap(err, "synth: %s", dir)
 	}
 	return &Problem{Config: cfg, Seed: jp.Seed, Data: data, Model: m, Truth: truth, Generators: gens}, nil
 }

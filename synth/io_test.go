@@ -10,6 +10,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -146,6 +147,9 @@ func TestLoadErrors(t *testing.T) {
 		{"model D", func(d string) {
 			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_features"] = 6 })
 		}, "model has 5 features, announces 6"},
+		{"model huge L", func(d string) { // found by FuzzModelJSON: a division by zero
+			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_timesteps"] = 1 << 61 })
+		}, "more than 2147483648 values per instance"},
 		{"model L", func(d string) {
 			editJSON(t, filepath.Join(d, ModelFile), func(v map[string]any) { v["num_timesteps"] = 9 })
 		}, "problem.json says"},
@@ -213,6 +217,14 @@ func TestLoadErrors(t *testing.T) {
 			y[7] = 1 - y[7]
 			writeTargets(d, y)
 		}, "target"},
+		{"data trailing bytes", func(d string) {
+			f, _ := os.OpenFile(filepath.Join(d, DataFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte{0})
+			f.Close()
+		}, "data.npy: 1 unexpected byte after"},
+		{"config instances", func(d string) {
+			editJSON(t, filepath.Join(d, ProblemFile), func(v map[string]any) { v["config"].(map[string]any)["instances"] = 1 })
+		}, "problem.json: 1 instances, need at least 2"},
 	} {
 		dir := t.TempDir()
 		for _, name := range []string{DataFile, TargetsFile, ModelFile, TruthFile, ProblemFile} {
@@ -228,6 +240,13 @@ func TestLoadErrors(t *testing.T) {
 		_, err := Load(dir)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Load error %v, want one containing %q", c.name, err, c.want)
+			continue
+		}
+		// Issue 12, defect 10: one package prefix, synth's, at the start
+		// (no "synth: dataio: …", "problem.json: synth: …" or
+		// "synth: …: synth: model …").
+		if rest, ok := strings.CutPrefix(err.Error(), "synth: "); !ok || errmsg.Trim(rest) != rest {
+			t.Errorf("%s: Load error %q does not carry exactly one prefix, synth's", c.name, err)
 		}
 	}
 }

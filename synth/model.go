@@ -208,6 +208,11 @@ func NewModel(task tempora.Task, d, l int, beta, tau float64, feats []FeatureFun
 	if d < 1 || l < 1 {
 		return nil, fmt.Errorf("synth: model shape %d features × %d timesteps", d, l)
 	}
+	// An instance must fit in a data tensor (found by FuzzModelJSON: a
+	// model.json with 2^61 timesteps overflowed 8·D·L below).
+	if d > maxValues/l {
+		return nil, fmt.Errorf("synth: model shape %d features × %d timesteps has more than %d values per instance", d, l, maxValues)
+	}
 	if len(feats) != d {
 		return nil, fmt.Errorf("synth: %d feature functions for %d features", len(feats), d)
 	}

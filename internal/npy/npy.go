@@ -18,7 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,8 +46,10 @@ type Array struct {
 	Fortran bool
 }
 
-// Read decodes one array from r.
+// Read decodes the array r holds. r must end with the array's data: bytes
+// after it are an error.
 func Read(r io.Reader) (*Array, error) {
+	avail := remaining(r)
 	br := bufio.NewReaderSize(r, 1<<16)
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(br, pre); err != nil {
@@ -54,20 +58,20 @@ func Read(r io.Reader) (*Array, error) {
 	if !bytes.Equal(pre[:6], magic) {
 		return nil, errors.New("npy: not a .npy file (bad magic string)")
 	}
-	var hlen int
+	var hlen, lenSize int
 	switch pre[6] {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(br, b[:]); err != nil {
 			return nil, fmt.Errorf("npy: reading header length: %w", truncated(err))
 		}
-		hlen = int(binary.LittleEndian.Uint16(b[:]))
+		hlen, lenSize = int(binary.LittleEndian.Uint16(b[:])), 2
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(br, b[:]); err != nil {
 			return nil, fmt.Errorf("npy: reading header length: %w", truncated(err))
 		}
-		hlen = int(binary.LittleEndian.Uint32(b[:]))
+		hlen, lenSize = int(binary.LittleEndian.Uint32(b[:])), 4
 		if hlen > 1<<20 {
 			return nil, fmt.Errorf("npy: header length %d is implausible", hlen)
 		}
@@ -96,25 +100,71 @@ func Read(r io.Reader) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Decode in chunks, growing data as values arrive, so that a corrupt or
-	// truncated file announcing a huge shape fails on the missing bytes
-	// instead of allocating memory for values that are not there.
-	data := make([]float64, 0, min(n, chunkValues))
+	// Memory for the values is allocated only for values known to be
+	// there, so that a corrupt or truncated file announcing a huge shape
+	// fails without exhausting memory. When r is a regular file, its size
+	// bounds the values: a file too short fails at once, and a long enough
+	// one is decoded into one allocation of the exact size. Otherwise data
+	// grows chunk by chunk as values arrive (never beyond n).
+	var data []float64
+	if avail >= 0 {
+		if need, have := int64(n)*int64(size), avail-int64(8+lenSize+hlen); have < need {
+			return nil, fmt.Errorf("npy: shape %v of %s needs %d bytes of data, the file holds %d: file is truncated", shape, descr, need, max(have, 0))
+		}
+		data = make([]float64, 0, n)
+	} else {
+		data = make([]float64, 0, min(n, chunkValues))
+	}
 	raw := make([]byte, min(n, chunkValues)*size)
 	for len(data) < n {
 		k := min(n-len(data), chunkValues)
 		if _, err := io.ReadFull(br, raw[:k*size]); err != nil {
 			return nil, fmt.Errorf("npy: reading %d values of %s: %w", n, descr, truncated(err))
 		}
+		if cap(data)-len(data) < k {
+			data = slices.Grow(data, min(n-len(data), max(len(data), k)))
+		}
 		for i := range k {
 			data = append(data, dec(raw[i*size:]))
 		}
+	}
+	// A .npy file holds one array: anything after its data (a second
+	// array appended to the file, or corruption) is an error, not ignored.
+	if extra, err := io.Copy(io.Discard, br); err != nil {
+		return nil, fmt.Errorf("npy: reading past the data: %w", err)
+	} else if extra > 0 {
+		unit := "bytes"
+		if extra == 1 {
+			unit = "byte"
+		}
+		return nil, fmt.Errorf("npy: %d unexpected %s after the %d values of shape %v (a .npy file holds one array)", extra, unit, n, shape)
 	}
 	a := &Array{Shape: shape, Data: data, DType: descr, Fortran: fortran}
 	if fortran && len(shape) > 1 {
 		a.Data = fortranToC(data, shape)
 	}
 	return a, nil
+}
+
+// remaining returns the number of bytes left in r if r is a regular file
+// (its size minus the current offset), and -1 otherwise.
+func remaining(r io.Reader) int64 {
+	f, ok := r.(interface {
+		Stat() (fs.FileInfo, error)
+		io.Seeker
+	})
+	if !ok {
+		return -1
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return fi.Size() - off
 }
 
 func truncated(err error) error {

@@ -288,6 +288,10 @@ func TestBadFiles(t *testing.T) {
 		{"object dtype", file(1, header("|O", false, "(1,)"), make([]byte, 8)), "unsupported dtype"},
 		{"string dtype", file(1, header("<U3", false, "(1,)"), make([]byte, 12)), "unsupported dtype"},
 		{"bad byte order", file(1, header("!f8", false, "(1,)"), make([]byte, 8)), "unsupported dtype"},
+		// Issue 12, defect 8: trailing bytes used to be ignored.
+		{"trailing bytes", append(good[:len(good):len(good)], 0), "1 unexpected byte after the 6 values of shape [2 3]"},
+		{"two arrays", append(good[:len(good):len(good)], good...), "unexpected bytes after the 6 values"},
+		{"trailing bytes after an empty array", file(1, header("<f8", false, "(0, 3)"), make([]byte, 8)), "8 unexpected bytes"},
 		{"implausible v2 header", append([]byte("\x93NUMPY\x02\x00"), 0xff, 0xff, 0xff, 0x7f), "implausible"},
 	} {
 		a, err := Read(bytes.NewReader(tc.data))
@@ -317,5 +321,44 @@ func TestHugeShapeTruncated(t *testing.T) {
 	// it finds the end of the file. 16 MiB leaves room for the runtime.
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 		t.Errorf("reading a truncated huge array allocated %d bytes", grew)
+	}
+}
+
+// TestReadFileAllocatesOnce checks that reading a .npy file allocates the
+// values once, at their exact size (the scale measurement of issue 12 found
+// loading a 240 MB tensor peaking at 3.4 times its size while the slice grew),
+// and that a file too short for its shape fails before reading.
+func TestReadFileAllocatesOnce(t *testing.T) {
+	const n = 1 << 20 // 8 MiB of float64
+	var b bytes.Buffer
+	if err := Write(&b, []int{n}, make([]float64, n)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good, short := filepath.Join(dir, "good.npy"), filepath.Join(dir, "short.npy")
+	if err := os.WriteFile(good, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, b.Bytes()[:b.Len()-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) (uint64, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = Read(f)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	// The values, one raw chunk (512 KiB) and the reader's buffer (64 KiB).
+	if got, err := read(good); err != nil || got > 8*n+1<<20 {
+		t.Errorf("reading %d values from a file allocated %d bytes (%v), want at most %d", n, got, err, 8*n+1<<20)
+	}
+	if got, err := read(short); err == nil || !strings.Contains(err.Error(), "needs 8388608 bytes of data, the file holds 8388607: file is truncated") || got > 1<<20 {
+		t.Errorf("reading a truncated file: %v after allocating %d bytes", err, got)
 	}
 }

@@ -16,13 +16,13 @@ serve(predict) makes a script a model program for ``tempora explain
 
 from ._binary import ModelError, TemporaError, find_binary
 from ._explain import explain
-from ._explanation import Accounting, Explanation, Feature
+from ._explanation import Accounting, DrawCount, Explanation, Feature
 from ._problem import Problem, TruthFeature
 from ._protocol import serve
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "Explanation", "Feature", "ModelError", "Problem", "TemporaError", "TruthFeature",
+    "Accounting", "DrawCount", "Explanation", "Feature", "ModelError", "Problem", "TemporaError", "TruthFeature",
     "explain", "find_binary", "serve",
 ]

@@ -178,7 +178,7 @@ def _worker_main(sock, buf, size, target, is_factory, inherited):
 
 
 def explain(predict, X, y, task=None, method="time", *, feature_names=None, hierarchy=None,
-            permutations=None, alpha=None, gamma=None, seed=None, workers=None,
+            permutations=None, sequential=None, alpha=None, gamma=None, seed=None, workers=None,
             model_procs=1, model_factory=None, mp_context="spawn", model_timeout=None,
             binary=None, verbose=False, **options):
     """Explain the model predict on data X with targets y; return an Explanation.
@@ -196,7 +196,10 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
     the default), lime, sage, sage-m, sage-z, perm, perm-f.
 
     Options map to the program's flags (``tempora explain -h``):
-    permutations, alpha, gamma, seed, workers; feature_names (D strings);
+    permutations, sequential, alpha, gamma, seed, workers; feature_names (D strings);
+    sequential=False with permutations=50 gives the paper's fixed-P tests
+    (by default every test stops once its outcome is clear, capped at
+    permutations, 0 or None choosing a cap per family of tests);
     hierarchy (a feature-group tree as a dict or list, in the JSON form of
     ``-hierarchy``, or the path of such a file); model_timeout (seconds, or a
     string such as "10m": the limit on one batch). Other keyword options
@@ -248,7 +251,7 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
         for n in feature_names:
             if "\n" in n or "\r" in n or n.strip() != n or not n:
                 raise ValueError("feature name %r: names must be non-empty, on one line, without surrounding blanks" % n)
-    flags = option_flags(dict(options, permutations=permutations, alpha=alpha, gamma=gamma, seed=seed,
+    flags = option_flags(dict(options, permutations=permutations, sequential=sequential, alpha=alpha, gamma=gamma, seed=seed,
                               workers=workers))
     if model_timeout is not None:
         flags.append("-model-timeout=" + _duration("model_timeout", model_timeout))

@@ -65,6 +65,22 @@ class Feature:
 
 
 @dataclass(frozen=True)
+class DrawCount:
+    """The permutation draws of one kind of test (TIME: overall, window
+    search, ordering, window, window ordering; PERM: cell)."""
+
+    test: str
+    tests: int  # number of tests run
+    draws: int  # draws evaluated
+    max_draws: int  # draws had every test run to its cap (fixed-P cost)
+
+    @property
+    def saved(self):
+        """Fraction of max_draws the sequential tests did not need."""
+        return 1 - self.draws / self.max_draws if self.max_draws else 0.0
+
+
+@dataclass(frozen=True)
 class Accounting:
     """What an explanation cost."""
 
@@ -73,6 +89,7 @@ class Accounting:
     window_probes: int
     runtime_seconds: float  # wall time of the method in the tempora program
     incomplete: bool  # stopped on a budget before its own stopping rule
+    draws: tuple = ()  # DrawCount per kind of permutation test, in order
 
 
 class Explanation:
@@ -106,7 +123,9 @@ class Explanation:
         self.accounting = Accounting(
             model_calls=int(a["model_calls"]), instance_evaluations=int(a["instance_evaluations"]),
             window_probes=int(a.get("window_probes", 0)), runtime_seconds=float(a.get("runtime_seconds", 0.0)),
-            incomplete=bool(a.get("incomplete", False)))
+            incomplete=bool(a.get("incomplete", False)),
+            draws=tuple(DrawCount(test=str(c["test"]), tests=int(c["tests"]), draws=int(c["draws"]),
+                                  max_draws=int(c["max_draws"])) for c in a.get("draws") or []))
         self.warnings = list(doc.get("warnings") or [])
         self.report = report
 

@@ -117,6 +117,13 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(acc.instance_evaluations, 400 * acc.model_calls)
         self.assertGreater(acc.runtime_seconds, 0)
         self.assertFalse(acc.incomplete)
+        # Sequential tests (the default): the overall tests stop early on
+        # the unused features, so they draw less than their caps.
+        self.assertEqual([c.test for c in acc.draws][:2], ["overall", "window search"])
+        overall = acc.draws[0]
+        self.assertEqual(overall.tests, 6)
+        self.assertLess(overall.draws, overall.max_draws)
+        self.assertGreater(overall.saved, 0)
         self.assertIsInstance(e.warnings, list)
         self.assertIn("important features: 2 of 6", str(e))
         # to_json is the program's JSON format and round-trips.
@@ -133,7 +140,12 @@ class ExplainTest(unittest.TestCase):
         e = self.explain(permutations=9, alpha=0.2, gamma=0.9, workers=1, model_timeout=60)
         # With P = 9, the smallest p-value is 1/10.
         self.assertAlmostEqual(min(f.p_value for f in e.features), 0.1)
-        self.assertIn("FDR level 0.2", e.report)
+        self.assertIn("alpha=0.2", e.report)
+        # The paper's fixed tests: every test makes exactly P draws.
+        e = self.explain(permutations=9, sequential=False, workers=1)
+        self.assertIn("sequential=false", e.report)
+        self.assertTrue(all(c.draws == c.max_draws for c in e.accounting.draws))
+        self.assertEqual(e.accounting.draws[0].draws, 6 * 9)
 
     def test_hierarchy(self):
         h = [{"name": "first", "features": [0, 1, 2]}, {"name": "second", "features": [3, 4, 5]}]
@@ -150,14 +162,14 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(e.method, "SAGE-m")
         with self.assertRaisesRegex(tempora.TemporaError, "flag provided but not defined: -bogus"):
             self.explain(bogus=1)
-        with self.assertRaisesRegex(tempora.TemporaError, "-gamma does not apply to -method lime"):
+        with self.assertRaisesRegex(tempora.TemporaError, "-gamma does not apply to -method LIME"):
             self.explain(method="lime", gamma=0.9)
 
     def test_program_failure_is_an_exception_with_its_message(self):
         with self.assertRaises(tempora.TemporaError) as cm:
             self.explain(alpha=2)
         self.assertNotIsInstance(cm.exception, tempora.ModelError)
-        self.assertIn("-alpha 2: the FDR level must be in (0, 1)", str(cm.exception))
+        self.assertIn("-alpha 2: want a float in (0, 1)", str(cm.exception))
         with self.assertRaisesRegex(tempora.TemporaError, "not an executable"):
             self.explain(binary=os.path.join(HERE, "no-such-tempora"))
 

@@ -55,11 +55,16 @@ var allowed = map[string][]string{
 	"synth":       {groupRoot, "dataio", groupInternal},
 	"dataio":      {groupRoot, groupInternal},
 	"explain":     {groupRoot, groupInternal},
-	"baselines":   {groupRoot, "explain", groupInternal},
-	"experiments": {groupRoot, "synth", "explain", "baselines", "record", "dataio", groupInternal},
-	"results":     {groupRoot, "record", "dataio", groupInternal},
+	"baselines":   {groupRoot, "explain", "method", groupInternal},
+	"experiments": {groupRoot, "synth", "explain", "baselines", "record", "dataio", "method", "metrics", "explainertest", groupInternal},
+	"results":     {groupRoot, "record", "dataio", "method", groupInternal},
 	"record":      {groupRoot, groupInternal},
 	"procmodel":   {groupRoot, "dataio", groupInternal},
+	// method is what a new explainer needs beside the root package, so it
+	// imports nothing else: an explainer that uses it sees no ground truth.
+	"method":        {groupRoot, groupInternal},
+	"metrics":       {groupRoot, "record", "method", groupInternal},
+	"explainertest": {groupRoot, "method", groupInternal},
 }
 
 // group returns the group of a project package path, and false for a path

@@ -1,4 +1,4 @@
-package experiments
+package metrics
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // tol is the tolerance of hand-computed metrics: they are ratios of small
@@ -59,30 +61,30 @@ func TestSelect(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		nTrue int
-		mode  Mode
+		mode  method.Mode
 		want  []bool
 	}{
 		// Ties at 0.5 go to the lower index: 1 (0.9), then 0 and 2.
-		{"top 3 with ties", 3, TopN, []bool{T, T, T, F, F}},
-		{"top 2", 2, TopN, []bool{T, T, F, F, F}},
+		{"top 3 with ties", 3, method.TopN, []bool{T, T, T, F, F}},
+		{"top 2", 2, method.TopN, []bool{T, T, F, F, F}},
 		// n = min(#true, #non-zero) = 4: a zero score is never selected.
-		{"n capped by non-zeros", 10, TopN, []bool{T, T, T, F, T}},
-		{"nothing true", 0, TopN, []bool{F, F, F, F, F}},
-		{"all non-zero", 1, AllNonZero, []bool{T, T, T, F, T}},
+		{"n capped by non-zeros", 10, method.TopN, []bool{T, T, T, F, T}},
+		{"nothing true", 0, method.TopN, []bool{F, F, F, F, F}},
+		{"all non-zero", 1, method.AllNonZero, []bool{T, T, T, F, T}},
 	} {
 		if got := Select(nil, scores, c.nTrue, c.mode); !slices.Equal(got, c.want) {
 			t.Errorf("%s: Select = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got := Select(nil, []float64{0, 0}, 2, TopN); slices.Contains(got, true) {
+	if got := Select(nil, []float64{0, 0}, 2, method.TopN); slices.Contains(got, true) {
 		t.Errorf("Select of all-zero scores = %v, want nothing", got)
 	}
 }
 
 // handTruth is a 3-feature, 4-timestep truth: feature 0 relevant on [1, 2],
 // feature 1 irrelevant, feature 2 relevant on [0, 1].
-func handTruth() *Truth {
-	return &Truth{
+func handTruth() *record.Truth {
+	return &record.Truth{
 		Relevant:   []bool{true, false, true},
 		Windows:    []tempora.Window{{Start: 1, End: 2}, {Start: 0, End: 3}, {Start: 0, End: 1}},
 		EffectSize: []float64{1, 0, 1},
@@ -106,7 +108,7 @@ func TestDetectionMetrics(t *testing.T) {
 		"feature-power": 0.5, "feature-fdr": 0.5, "timestep-power": 0.5, "timestep-fdr": 0.5,
 		"feature-power-all": 1, "feature-fdr-all": 1.0 / 3, "timestep-power-all": 1, "timestep-fdr-all": 1.0 / 3,
 	}
-	ms, err := DetectionMetrics(handTruth(), cells, 3, 4, TopN)
+	ms, err := DetectionMetrics(handTruth(), cells, 3, 4, method.TopN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestDetectionMetrics(t *testing.T) {
 	}
 
 	// In AllNonZero mode the first four equal the "-all" ones.
-	ms, err = DetectionMetrics(handTruth(), cells, 3, 4, AllNonZero)
+	ms, err = DetectionMetrics(handTruth(), cells, 3, 4, method.AllNonZero)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestDetectionMetrics(t *testing.T) {
 	checkMetrics(t, "AllNonZero", ms, want)
 
 	// An all-zero explanation selects nothing: power 0, FDR 0.
-	ms, err = DetectionMetrics(handTruth(), make([]float64, 12), 3, 4, TopN)
+	ms, err = DetectionMetrics(handTruth(), make([]float64, 12), 3, 4, method.TopN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,20 +144,20 @@ func TestDetectionMetrics(t *testing.T) {
 }
 
 func TestDetectionMetricsErrors(t *testing.T) {
-	if _, err := DetectionMetrics(handTruth(), make([]float64, 11), 3, 4, TopN); err == nil {
+	if _, err := DetectionMetrics(handTruth(), make([]float64, 11), 3, 4, method.TopN); err == nil {
 		t.Error("11 cells for 3×4: no error")
 	}
-	if _, err := DetectionMetrics(handTruth(), make([]float64, 8), 2, 4, TopN); err == nil {
+	if _, err := DetectionMetrics(handTruth(), make([]float64, 8), 2, 4, method.TopN); err == nil {
 		t.Error("truth of 3 features for a 2-feature explanation: no error")
 	}
 	tr := handTruth()
 	tr.Windows[0] = tempora.Window{Start: 2, End: 4}
-	if _, err := DetectionMetrics(tr, make([]float64, 12), 3, 4, TopN); err == nil {
+	if _, err := DetectionMetrics(tr, make([]float64, 12), 3, 4, method.TopN); err == nil {
 		t.Error("true window [2, 4] with 4 timesteps: no error")
 	}
 }
 
-func checkMetrics(t *testing.T, name string, ms []Metric, want map[string]float64) {
+func checkMetrics(t *testing.T, name string, ms []record.Metric, want map[string]float64) {
 	t.Helper()
 	got := map[string]float64{}
 	for _, m := range ms {
@@ -177,7 +179,7 @@ func checkMetrics(t *testing.T, name string, ms []Metric, want map[string]float6
 }
 
 func TestTIMEMetrics(t *testing.T) {
-	tr := &Truth{
+	tr := &record.Truth{
 		Relevant:                []bool{true, true, false, true},
 		Windows:                 []tempora.Window{{Start: 1, End: 3}, {Start: 0, End: 4}, {Start: 0, End: 4}, {Start: 2, End: 3}},
 		EffectSize:              []float64{1, 1, 0, 1},

@@ -1,4 +1,21 @@
-package experiments
+// Package metrics scores explanations against ground truth, as the TIME
+// paper's benchmark does (docs/decisions.md, decision 14): cell scores are
+// taken by magnitude, magnitudes below method.NearZero count as zero, and a
+// feature's score is the mean of its non-zero cells (method.FeatureScore).
+// Power is recall and FDR is 1 − precision, with precision 1 when nothing is
+// selected and recall 1 when nothing is true. A selection is made in one of
+// two modes (method.Mode): TopN selects the n = min(#true, #non-zero)
+// highest scores, ties going to the lower flat index j·L+t; AllNonZero
+// selects every non-zero score.
+//
+// DetectionMetrics scores a D × L score matrix at the feature and the cell
+// (timestep) level; TIMEMetrics scores the per-feature test outcomes of a
+// method with tests (ordering, window ordering and the average window).
+// The truth and the metrics are the types of package record, in which
+// they are saved. The package knows nothing of how explanations or truths are made, so
+// every part of tempora (the benchmark runner, "tempora evaluate" for
+// outside tools, the contract tests) scores the same way.
+package metrics
 
 import (
 	"fmt"
@@ -6,43 +23,9 @@ import (
 	"slices"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
-
-// Truth is the ground truth an explanation is scored against: per feature,
-// whether it is relevant, its true window, its effect size and its two
-// ordering flags. It is stored in every record.
-type Truth = record.Truth
-
-// Metric is one named measurement of a record, e.g. {"feature-power", 0.9}.
-type Metric = record.Metric
-
-// NearZero is the magnitude below which a cell score counts as zero
-// (reference-facts §4.2, anamod's NEAR_ZERO).
-const NearZero = 1e-10
-
-// Mode is how a score matrix becomes a selection of features and cells.
-type Mode int
-
-const (
-	// TopN selects the n highest scores with n = min(#true items,
-	// #non-zero items); ties go to the higher score, then the lower index.
-	// It is the mode of TIME-n and of every baseline.
-	TopN Mode = iota
-	// AllNonZero selects every item with a non-zero score. It is TIME's mode.
-	AllNonZero
-)
-
-// String returns "top-n" or "all-non-zero".
-func (m Mode) String() string {
-	switch m {
-	case TopN:
-		return "top-n"
-	case AllNonZero:
-		return "all-non-zero"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
 
 // PowerFDR returns the recall (power) and 1 − precision (FDR) of selected
 // against truth, which have the same length. As in the reference (sklearn's
@@ -50,7 +33,7 @@ func (m Mode) String() string {
 // when nothing is true. It panics if the lengths differ.
 func PowerFDR(truth, selected []bool) (power, fdr float64) {
 	if len(truth) != len(selected) {
-		panic(fmt.Sprintf("experiments: %d truth values for %d selections", len(truth), len(selected)))
+		panic(fmt.Sprintf("metrics: %d truth values for %d selections", len(truth), len(selected)))
 	}
 	var tp, pos, sel int
 	for i, t := range truth {
@@ -74,15 +57,15 @@ func PowerFDR(truth, selected []bool) (power, fdr float64) {
 	return recall, 1 - precision
 }
 
-// Preprocess writes |cells| into dst with magnitudes below NearZero set to
-// 0, and returns dst (allocated when nil). NaN scores count as 0.
+// Preprocess writes |cells| into dst with magnitudes below method.NearZero
+// set to 0, and returns dst (allocated when nil). NaN scores count as 0.
 func Preprocess(dst, cells []float64) []float64 {
 	if dst == nil {
 		dst = make([]float64, len(cells))
 	}
 	for i, v := range cells {
 		v = math.Abs(v)
-		if !(v >= NearZero) {
+		if !(v >= method.NearZero) {
 			v = 0
 		}
 		dst[i] = v
@@ -91,28 +74,18 @@ func Preprocess(dst, cells []float64) []float64 {
 }
 
 // FeatureScores writes into dst (length d, allocated when nil) the score of
-// each of the d features of a preprocessed d × l score matrix: the mean of
-// the feature's non-zero cells, 0 if it has none.
+// each of the d features of a d × l score matrix, method.FeatureScore of
+// its row: the mean magnitude of the feature's non-zero cells, 0 if it has
+// none.
 func FeatureScores(dst, cells []float64, d, l int) []float64 {
 	if len(cells) != d*l {
-		panic(fmt.Sprintf("experiments: %d cells for %d×%d", len(cells), d, l))
+		panic(fmt.Sprintf("metrics: %d cells for %d×%d", len(cells), d, l))
 	}
 	if dst == nil {
 		dst = make([]float64, d)
 	}
 	for j := range d {
-		var sum float64
-		var n int
-		for _, v := range cells[j*l : (j+1)*l] {
-			if v != 0 {
-				sum += v
-				n++
-			}
-		}
-		dst[j] = 0
-		if n > 0 {
-			dst[j] = sum / float64(n)
-		}
+		dst[j] = method.FeatureScore(cells[j*l : (j+1)*l])
 	}
 	return dst
 }
@@ -121,7 +94,7 @@ func FeatureScores(dst, cells []float64, d, l int) []float64 {
 // from non-negative scores given nTrue true items: every non-zero score for
 // AllNonZero; for TopN the n = min(nTrue, #non-zero) largest scores, ties
 // broken by the lower index.
-func Select(dst []bool, scores []float64, nTrue int, mode Mode) []bool {
+func Select(dst []bool, scores []float64, nTrue int, mode method.Mode) []bool {
 	if dst == nil {
 		dst = make([]bool, len(scores))
 	}
@@ -133,11 +106,11 @@ func Select(dst []bool, scores []float64, nTrue int, mode Mode) []bool {
 		}
 	}
 	switch mode {
-	case AllNonZero:
+	case method.AllNonZero:
 		for _, i := range nonZero {
 			dst[i] = true
 		}
-	case TopN:
+	case method.TopN:
 		n := min(nTrue, len(nonZero))
 		slices.SortStableFunc(nonZero, func(a, b int) int {
 			switch {
@@ -152,7 +125,7 @@ func Select(dst []bool, scores []float64, nTrue int, mode Mode) []bool {
 			dst[i] = true
 		}
 	default:
-		panic(fmt.Sprintf("experiments: invalid mode %d", int(mode)))
+		panic(fmt.Sprintf("metrics: invalid mode %d", int(mode)))
 	}
 	return dst
 }
@@ -168,11 +141,11 @@ func count(b []bool) int {
 }
 
 // TrueFeatures returns the relevant flag of every feature.
-func TrueFeatures(tr *Truth) []bool { return slices.Clone(tr.Relevant) }
+func TrueFeatures(tr *record.Truth) []bool { return slices.Clone(tr.Relevant) }
 
 // TrueCells returns the d × l cell truth (row-major): cell (j, t) is true
 // when feature j is relevant and t lies in its window.
-func TrueCells(tr *Truth, l int) []bool {
+func TrueCells(tr *record.Truth, l int) []bool {
 	d := len(tr.Relevant)
 	c := make([]bool, d*l)
 	for j, rel := range tr.Relevant {
@@ -189,25 +162,25 @@ func TrueCells(tr *Truth, l int) []bool {
 
 // CheckTruth returns an error if tr does not describe d features over l
 // timesteps with valid windows for the relevant features.
-func CheckTruth(tr *Truth, d, l int) error {
+func CheckTruth(tr *record.Truth, d, l int) error {
 	if tr == nil {
-		return fmt.Errorf("experiments: nil truth")
+		return fmt.Errorf("metrics: nil truth")
 	}
 	if len(tr.Relevant) != d {
-		return fmt.Errorf("experiments: truth has %d features, explanation %d", len(tr.Relevant), d)
+		return fmt.Errorf("metrics: truth has %d features, explanation %d", len(tr.Relevant), d)
 	}
 	if len(tr.Windows) != d {
-		return fmt.Errorf("experiments: truth has %d windows for %d features", len(tr.Windows), d)
+		return fmt.Errorf("metrics: truth has %d windows for %d features", len(tr.Windows), d)
 	}
 	for _, flags := range [][]bool{tr.OrderingImportant, tr.WindowOrderingImportant} {
 		if flags != nil && len(flags) != d {
-			return fmt.Errorf("experiments: truth has %d ordering flags for %d features", len(flags), d)
+			return fmt.Errorf("metrics: truth has %d ordering flags for %d features", len(flags), d)
 		}
 	}
 	for j, rel := range tr.Relevant {
 		w := tr.Windows[j]
 		if rel && (w.Start < 0 || w.End < w.Start || w.End >= l) {
-			return fmt.Errorf("experiments: true window %v of feature %d does not fit %d timesteps", w, j, l)
+			return fmt.Errorf("metrics: true window %v of feature %d does not fit %d timesteps", w, j, l)
 		}
 	}
 	return nil
@@ -219,35 +192,36 @@ func CheckTruth(tr *Truth, d, l int) error {
 // (Preprocess, FeatureScores). The metrics are, in order, feature-power,
 // feature-fdr, timestep-power, timestep-fdr, feature-power-all,
 // feature-fdr-all, timestep-power-all, timestep-fdr-all.
-func DetectionMetrics(tr *Truth, cells []float64, d, l int, mode Mode) ([]Metric, error) {
+func DetectionMetrics(tr *record.Truth, cells []float64, d, l int, mode method.Mode) ([]record.Metric, error) {
 	if err := CheckTruth(tr, d, l); err != nil {
 		return nil, err
 	}
 	if len(cells) != d*l {
-		return nil, fmt.Errorf("experiments: %d scores for %d features × %d timesteps", len(cells), d, l)
+		return nil, fmt.Errorf("metrics: %d scores for %d features × %d timesteps", len(cells), d, l)
 	}
 	c := Preprocess(nil, cells)
 	f := FeatureScores(nil, c, d, l)
 	tf, tc := TrueFeatures(tr), TrueCells(tr, l)
-	var ms []Metric
+	var ms []record.Metric
 	for _, m := range []struct {
-		mode   Mode
+		mode   method.Mode
 		suffix string
-	}{{mode, ""}, {AllNonZero, "-all"}} {
+	}{{mode, ""}, {method.AllNonZero, "-all"}} {
 		fp, ff := PowerFDR(tf, Select(nil, f, count(tf), m.mode))
 		cp, cf := PowerFDR(tc, Select(nil, c, count(tc), m.mode))
 		ms = append(ms,
-			Metric{Name: "feature-power" + m.suffix, Value: fp},
-			Metric{Name: "feature-fdr" + m.suffix, Value: ff},
-			Metric{Name: "timestep-power" + m.suffix, Value: cp},
-			Metric{Name: "timestep-fdr" + m.suffix, Value: cf},
+			record.Metric{Name: "feature-power" + m.suffix, Value: fp},
+			record.Metric{Name: "feature-fdr" + m.suffix, Value: ff},
+			record.Metric{Name: "timestep-power" + m.suffix, Value: cp},
+			record.Metric{Name: "timestep-fdr" + m.suffix, Value: cf},
 		)
 	}
 	return ms, nil
 }
 
-// TIMEMetrics scores TIME's per-feature results against the truth
-// (reference-facts §4.1), returning, in order:
+// TIMEMetrics scores the per-feature test outcomes of a method with tests
+// (method.Method.Tests, e.g. TIME) against the truth, with the metrics of
+// the paper's Figure 4 (docs/decisions.md, decision 14), returning, in order:
 //
 //   - ordering-power, ordering-fdr: Ordering_All_Important over all d
 //     features (a feature not identified as important counts as not
@@ -261,7 +235,7 @@ func DetectionMetrics(tr *Truth, cells []float64, d, l int, mode Mode) ([]Metric
 //     relevant and identified; with no such feature, power 0 and FDR 0.
 //
 // Empty populations follow PowerFDR's rules (power 1, FDR 0).
-func TIMEMetrics(tr *Truth, features []tempora.FeatureResult, l int) ([]Metric, error) {
+func TIMEMetrics(tr *record.Truth, features []tempora.FeatureResult, l int) ([]record.Metric, error) {
 	d := len(features)
 	if err := CheckTruth(tr, d, l); err != nil {
 		return nil, err
@@ -274,7 +248,7 @@ func TIMEMetrics(tr *Truth, features []tempora.FeatureResult, l int) ([]Metric, 
 	var nAvg int
 	for j, f := range features {
 		if f.Index != j {
-			return nil, fmt.Errorf("experiments: feature result %d has index %d", j, f.Index)
+			return nil, fmt.Errorf("metrics: feature result %d has index %d", j, f.Index)
 		}
 		ordT[j] = flag(tr.OrderingImportant, j)
 		ordS[j] = f.Important && f.OrderingImportant
@@ -303,7 +277,7 @@ func TIMEMetrics(tr *Truth, features []tempora.FeatureResult, l int) ([]Metric, 
 	if nAvg > 0 {
 		ap, af = sumP/float64(nAvg), 1-sumPrec/float64(nAvg)
 	}
-	return []Metric{
+	return []record.Metric{
 		{Name: "ordering-power", Value: op}, {Name: "ordering-fdr", Value: of},
 		{Name: "window-ordering-power", Value: wp}, {Name: "window-ordering-fdr", Value: wf},
 		{Name: "avg-window-power", Value: ap}, {Name: "avg-window-fdr", Value: af},

@@ -1,0 +1,234 @@
+package method
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// Mode is how the benchmark turns a score matrix into a selection of
+// features and cells (docs/decisions.md, decision 14).
+type Mode int
+
+const (
+	// TopN selects the n highest scores with n = min(#true items,
+	// #non-zero items); ties go to the higher score, then the lower index.
+	// It is the mode of TIME-n and of every baseline.
+	TopN Mode = iota
+	// AllNonZero selects every item with a non-zero score. It is TIME's
+	// mode.
+	AllNonZero
+)
+
+// String returns "top-n" or "all-non-zero".
+func (m Mode) String() string {
+	switch m {
+	case TopN:
+		return "top-n"
+	case AllNonZero:
+		return "all-non-zero"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "top-n" or "all-non-zero".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "top-n":
+		return TopN, nil
+	case "all-non-zero":
+		return AllNonZero, nil
+	}
+	return 0, fmt.Errorf("method: unknown mode %q (want top-n or all-non-zero)", s)
+}
+
+// NearZero is the magnitude below which a cell score counts as zero
+// (docs/decisions.md, decision 14).
+const NearZero = 1e-10
+
+// FeatureScore returns the score of a feature with the given cell scores:
+// the mean |score| over the cells with |score| ≥ NearZero, 0 when there are
+// none. NaN scores count as zero.
+func FeatureScore(cells []float64) float64 {
+	var sum float64
+	var n int
+	for _, v := range cells {
+		if a := math.Abs(v); a >= NearZero {
+			sum += a
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// FeatureScores sets the Score of every feature of e to FeatureScore of
+// its row of cells (e.Cells[j·L : (j+1)·L]) and marks it Tested: the
+// feature scores of every baseline, and what the benchmark computes from
+// any method's cells.
+func FeatureScores(e *tempora.Explanation) {
+	for j := range e.Features {
+		f := &e.Features[j]
+		f.Score = FeatureScore(e.Cells[j*e.L : (j+1)*e.L])
+		f.Tested = true
+	}
+}
+
+// Workers returns w if it is positive, otherwise GOMAXPROCS: the number of
+// goroutines a Config.Workers of w asks for.
+func Workers(w int) int {
+	if w > 0 {
+		return w
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Parallel runs work(w, k) for k = 0, …, n−1 on the given number of
+// goroutines (at most n; w is the goroutine's index in [0, workers), for
+// per-worker buffers). Items are handed out in increasing order; after the
+// first error, or once ctx is cancelled, no new item starts. It returns the
+// error of the lowest-numbered failed item, so that the reported error does
+// not depend on scheduling when items fail deterministically, or else, if
+// ctx is cancelled, ctx.Err() wrapped (errors.Is(err, context.Canceled)
+// holds).
+func Parallel(ctx context.Context, workers, n int, work func(w, k int) error) error {
+	workers = min(Workers(workers), n)
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     sync.Mutex
+		errK   = n
+		first  error
+		wg     sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n || failed.Load() {
+					return
+				}
+				if ctx.Err() != nil {
+					failed.Store(true)
+					return
+				}
+				if err := work(w, k); err != nil {
+					mu.Lock()
+					if k < errK {
+						errK, first = k, err
+					}
+					mu.Unlock()
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("method: %w", err)
+	}
+	return nil
+}
+
+// Meter is a tempora.Model that passes every call to Model, counting calls
+// and instances predicted, and checks the predictions with
+// tempora.CheckPredictions for Task, so that a broken model is reported
+// rather than explained. It is safe for concurrent use if Model is.
+type Meter struct {
+	Model tempora.Model
+	Task  tempora.Task
+	calls atomic.Int64
+	evals atomic.Int64
+}
+
+// Predict implements tempora.Model. Model's errors are returned unchanged.
+func (m *Meter) Predict(dst []float64, x *tempora.Tensor) error {
+	m.calls.Add(1)
+	m.evals.Add(int64(x.M))
+	if err := m.Model.Predict(dst, x); err != nil {
+		return err
+	}
+	return tempora.CheckPredictions(m.Task, dst)
+}
+
+// Calls returns the number of Predict calls so far.
+func (m *Meter) Calls() int64 { return m.calls.Load() }
+
+// Evals returns the number of instances predicted so far, summed over
+// calls.
+func (m *Meter) Evals() int64 { return m.evals.Load() }
+
+// Measure runs ex on model and data with the model behind a Meter, checks
+// the explanation with CheckExplanation, and returns it with its
+// Accounting's ModelCalls, InstanceEvals and Runtime set to what the Meter
+// and the wall clock measured, whatever the explainer reported (its
+// WindowProbes and Incomplete are kept). This is how the command line and
+// the benchmark run every explainer, so an explainer need not count for
+// itself.
+func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	if data == nil || data.X == nil {
+		return nil, fmt.Errorf("method: no data to explain")
+	}
+	meter := &Meter{Model: model, Task: data.Task}
+	start := time.Now()
+	e, err := ex.Explain(ctx, meter, data)
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckExplanation(e, data); err != nil {
+		return nil, err
+	}
+	e.Accounting.ModelCalls = meter.Calls()
+	e.Accounting.InstanceEvals = meter.Evals()
+	e.Accounting.Runtime = elapsed
+	return e, nil
+}
+
+// CheckExplanation returns an error unless e explains data's D features ×
+// L timesteps: D·L finite cell scores, and one feature result per feature
+// in index order with the data's feature name and a finite score.
+func CheckExplanation(e *tempora.Explanation, data *tempora.Dataset) error {
+	if e == nil {
+		return fmt.Errorf("method: the explainer returned no explanation and no error")
+	}
+	d, l := data.X.D, data.X.L
+	name := e.Method
+	if name == "" {
+		name = "explanation"
+	}
+	if e.D != d || e.L != l || len(e.Cells) != d*l {
+		return fmt.Errorf("method: %s is %d × %d with %d cells, want %d features × %d timesteps", name, e.D, e.L, len(e.Cells), d, l)
+	}
+	for k, v := range e.Cells {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("method: %s: cell (%d, %d) is %v", name, k/l, k%l, v)
+		}
+	}
+	if len(e.Features) != d {
+		return fmt.Errorf("method: %s has %d feature results for %d features (tempora.NewExplanation makes them; FeatureScores fills their scores)", name, len(e.Features), d)
+	}
+	for j, f := range e.Features {
+		if f.Index != j || f.Name != data.Name(j) {
+			return fmt.Errorf("method: %s: feature result %d is feature %d (%q), want %q", name, j, f.Index, f.Name, data.Name(j))
+		}
+		if math.IsNaN(f.Score) || math.IsInf(f.Score, 0) {
+			return fmt.Errorf("method: %s: feature %s has score %v", name, f.Name, f.Score)
+		}
+	}
+	return nil
+}
