@@ -36,23 +36,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Settings per scale. Widths are LSTM hidden units and CNN channels.
+# options holds each method's keyword options for tempora.explain: TIME runs
+# with the package's defaults (sequential tests, a cap per family of tests);
+# PERM as in the paper, with fixed P permutations per cell (only its scores
+# are used, to rank cells and features; sequential PERM's automatic cap is
+# 1999 at 10 x 20 and costs about four times the model calls); SAGE-m until
+# it converges, capped at max_permutations.
 SCALES = {
     # A few seconds per stage: the smoke test (make test-learned).
     "smoke": dict(problems=1, features=4, timesteps=8, train=1000, test=200, holdout=200,
                   archs=("lstm", "cnn"), width={"lstm": 8, "cnn": 8}, epochs={"lstm": 5, "cnn": 3}, lr=1e-2,
-                  methods=("time", "perm", "sage-m"), permutations=20, random_sets=2,
-                  sage={"max_permutations": 64}),
+                  methods=("time", "perm", "sage-m"), random_sets=2,
+                  options={"time": {}, "perm": {"sequential": False, "permutations": 20},
+                           "sage-m": {"max_permutations": 64}}),
     # make learned-quick: at most 10 minutes on 2 cores. The CNN only: the
     # LSTM's predictions cost about four times as much, and TIME and PERM
     # spend most of their time in the model.
     "quick": dict(problems=10, features=10, timesteps=20, train=4000, test=1000, holdout=1000,
                   archs=("cnn",), width={"lstm": 16, "cnn": 16}, epochs={"lstm": 12, "cnn": 10},
-                  lr=3e-3, methods=("time", "perm"), permutations=50, random_sets=3, sage={}),
+                  lr=3e-3, methods=("time", "perm"), random_sets=3,
+                  options={"time": {}, "perm": {"sequential": False, "permutations": 50}}),
     # make learned: the full scale.
     "full": dict(problems=20, features=10, timesteps=20, train=4000, test=1000, holdout=1000,
                  archs=("lstm", "cnn"), width={"lstm": 16, "cnn": 16}, epochs={"lstm": 12, "cnn": 10},
-                 lr=3e-3, methods=("time", "perm", "sage-m"), permutations=50, random_sets=5,
-                 sage={"max_permutations": 8192}),
+                 lr=3e-3, methods=("time", "perm", "sage-m"), random_sets=5,
+                 options={"time": {}, "perm": {"sequential": False, "permutations": 50},
+                          "sage-m": {"max_permutations": 8192}}),
 }
 
 SETS = ("all", "time", "perm", "random", "truth")
@@ -117,6 +126,7 @@ def settings(args):
     for m in ("time", "perm"):
         if m not in cfg["methods"]:
             raise SystemExit("learned: -methods must include time and perm (the check selects features with them)")
+    cfg["options"] = {m: dict(cfg["options"].get(m, {})) for m in cfg["methods"]}
     cfg["scale"] = args.scale
     cfg["seed"] = args.seed
     cfg["threads"] = args.threads
@@ -151,9 +161,8 @@ def run_problem(i, cfg, args, tempora, binary):
     for arch in cfg["archs"]:
         path = os.path.join(args.out, "runs", "p%02d-%s.json" % (i, arch))
         key = {k: cfg[k] for k in ("scale", "seed", "threads", "features", "timesteps", "train", "test",
-                                  "holdout", "permutations", "random_sets", "lr")}
-        key.update(width=cfg["width"][arch], epochs=cfg["epochs"][arch], methods=list(cfg["methods"]),
-                   sage=cfg["sage"])
+                                  "holdout", "random_sets", "lr", "options")}
+        key.update(width=cfg["width"][arch], epochs=cfg["epochs"][arch], methods=list(cfg["methods"]))
         if os.path.exists(path):
             with open(path) as f:
                 rec = json.load(f)
@@ -183,11 +192,7 @@ def run_problem(i, cfg, args, tempora, binary):
         expl = {}
         factory = nets.Factory(arch, net, cfg["threads"]) if args.model_procs > 1 else None
         for method in cfg["methods"]:
-            opts = {}
-            if method in ("time", "perm", "perm-f"):
-                opts["permutations"] = cfg["permutations"]
-            if method.startswith("sage"):
-                opts.update(cfg["sage"])
+            opts = cfg["options"][method]
             clock.lap()
             e = tempora.explain(predict, X[te], y[te], task="classification", method=method,
                                 seed=common.derive_seed(seed, "explain", i, arch, method),
@@ -199,6 +204,9 @@ def run_problem(i, cfg, args, tempora, binary):
                 f.write(ej + "\n")
             m = scoring.evaluate(binary, pdir, ej, method)
             entry = {"metrics": m, "model_calls": e.accounting.model_calls, "incomplete": e.accounting.incomplete,
+                     "draws": [{"test": c.test, "tests": c.tests, "draws": c.draws, "max_draws": c.max_draws}
+                               for c in e.accounting.draws],
+                     "warnings": list(e.warnings),
                      "feature_scores": [float(s) for s in scoring.feature_scores(e.cells)]}
             if method == "time":
                 entry["important"] = [f.index for f in e.features if f.important]

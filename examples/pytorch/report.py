@@ -274,6 +274,45 @@ def windows(records):
                                 "start_offset_mean", "end_offset_mean", "corr_before_mean", "corr_after_mean"], csv)
 
 
+def _options(opts):
+    """An explain call's options as text: 'defaults' for none."""
+    return ", ".join("%s=%s" % (k, opts[k]) for k in sorted(opts)) if opts else "defaults"
+
+
+def cost(records):
+    """Model calls per method, and the permutation draws of each family of tests against their caps."""
+    header = ["network", "method", "test family", "tests", "draws", "draws at the caps", "saved", "model calls",
+              "problems"]
+    rows, csv = [], []
+    for a in _archs(records):
+        rs = [r for r in records if r["arch"] == a]
+        for m in sorted(rs[0]["explanations"], key=lambda m: (list(METHOD_LABELS).index(m) if m in METHOD_LABELS else 99, m)):
+            es = [r["explanations"][m] for r in rs]
+            calls = [e["model_calls"] for e in es]
+            fams = []
+            for e in es:
+                for c in e["draws"]:
+                    if c["test"] not in fams:
+                        fams.append(c["test"])
+            groups = fams + (["all"] if len(fams) > 1 else [])
+            for n, f in enumerate(groups):
+                cs = [c for e in es for c in e["draws"] if f == "all" or c["test"] == f]
+                tests = [sum(c["tests"] for c in e["draws"] if f == "all" or c["test"] == f) for e in es]
+                dr = sum(c["draws"] for c in cs)
+                mx = sum(c["max_draws"] for c in cs)
+                saved = 1 - dr / mx if mx else 0.0
+                last = n == len(groups) - 1  # the method's model calls go on its last row
+                rows.append([a.upper(), METHOD_LABELS.get(m, m), f, _ms(tests, 1), dr, mx, "%.1f%%" % (100 * saved),
+                             _ms(calls, 0) if last else "", len(rs)])
+                csv.append([a, m, f, float(np.mean(tests)), dr, mx, saved,
+                            float(np.mean(calls)) if last else "", _sd(calls) if last else "", len(rs)])
+            if not fams:  # no permutation tests (SAGE-m)
+                rows.append([a.upper(), METHOD_LABELS.get(m, m), "-", "-", "-", "-", "-", _ms(calls, 0), len(rs)])
+                csv.append([a, m, "", "", "", "", "", float(np.mean(calls)), _sd(calls), len(rs)])
+    return _md(header, rows), (["network", "method", "test_family", "tests_mean", "draws", "max_draws", "saved",
+                                "model_calls_mean", "model_calls_sd", "problems"], csv)
+
+
 def write(out, cfg, records):
     """Writes the tables of the records into out."""
     records = sorted(records, key=lambda r: (r["arch"], r["problem"]))
@@ -296,6 +335,11 @@ def write(out, cfg, records):
          "Mean (SD) over problems, scored by `tempora evaluate` (TIME: every cell of its important features' "
          "windows; PERM, SAGE-m: the top-n cells and features, n the number of true ones).")
     write_csv(os.path.join(out, "detection-per-problem.csv"), *per)
+    md, csv = cost(records)
+    save("cost", md, csv, "Model calls and permutation draws",
+         "Tests: mean per problem. Draws and draws at the caps: totals over the problems; a test at its cap (its "
+         "family's P_max, or the fixed P) draws every permutation, a sequential test stops once its outcome is clear. "
+         "Saved: the fraction of the draws at the caps not needed. Model calls: mean (SD) per problem.")
     md, csv = time_details(records)
     save("time-windows", md, csv, "TIME: windows and orderings",
          "Windows exact: relevant features TIME found whose window equals the generator's.")
@@ -336,9 +380,10 @@ def write(out, cfg, records):
 
     s = dict(cfg)
     settings = ", ".join("%s %s" % (k, s[k]) for k in ("scale", "seed", "threads", "problems", "features", "timesteps",
-                                                        "train", "test", "holdout", "permutations", "random_sets"))
-    settings += ", widths %s, epochs %s, methods %s, SAGE-m %s" % (
-        {a: s["width"][a] for a in s["archs"]}, {a: s["epochs"][a] for a in s["archs"]}, ",".join(s["methods"]), s["sage"] or "defaults")
+                                                        "train", "test", "holdout", "random_sets"))
+    settings += ", widths %s, epochs %s, methods %s, options %s" % (
+        {a: s["width"][a] for a in s["archs"]}, {a: s["epochs"][a] for a in s["archs"]}, ",".join(s["methods"]),
+        "; ".join("%s %s" % (METHOD_LABELS.get(m, m), _options(s["options"].get(m, {}))) for m in s["methods"]))
     with open(os.path.join(out, "index.md"), "w") as f:
         f.write("# Learned networks on synthetic problems: explanations and the retraining check\n\n")
         f.write("Written by examples/pytorch/learned.py from the records in runs/. Settings: %s.\n\n" % settings)

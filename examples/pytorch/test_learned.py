@@ -194,7 +194,7 @@ class TestSmoke(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp)
         out = os.path.join(tmp, "a")
         self.assertEqual(run("-scale", "smoke", "-out", out), 0)
-        for name in ("networks", "detection", "time-windows", "windows-by-type", "reliance", "selection", "selection-paired"):
+        for name in ("networks", "detection", "cost", "time-windows", "windows-by-type", "reliance", "selection", "selection-paired"):
             for ext in (".md", ".csv"):
                 self.assertTrue(os.path.getsize(os.path.join(out, name + ext)) > 0, name + ext)
         with open(os.path.join(out, "selection.md")) as f:
@@ -204,6 +204,18 @@ class TestSmoke(unittest.TestCase):
         with open(os.path.join(out, "runs", "p00-cnn.json")) as f:
             first = json.load(f)
         self.assertGreater(first["auroc"]["test"], 0.8, "the CNN learns the smoke problem")
+        # TIME's tests are sequential (never past their caps, and the overall
+        # family stops early on at least one feature); PERM's are fixed-P,
+        # every cell drawing all of its 20 permutations.
+        time_draws = {c["test"]: c for c in first["explanations"]["time"]["draws"]}
+        self.assertIn("overall", time_draws)
+        self.assertEqual(time_draws["overall"]["tests"], 4)
+        for c in time_draws.values():
+            self.assertLessEqual(c["draws"], c["max_draws"], c)
+        self.assertLess(time_draws["overall"]["draws"], time_draws["overall"]["max_draws"])
+        self.assertEqual(first["explanations"]["perm"]["draws"],
+                         [{"test": "cell", "tests": 32, "draws": 32 * 20, "max_draws": 32 * 20}])
+        self.assertEqual(first["settings"]["options"]["perm"], {"sequential": False, "permutations": 20})
 
         # A second run of one architecture, with two model processes, gives
         # the same record, apart from wall times.
