@@ -146,3 +146,51 @@ demo: build
 
 clean:
 	rm -rf bin $(OUT)
+
+# ---- learned models (examples/pytorch) ------------------------------------
+# PyTorch networks trained on synthetic problems, explained through the
+# Python package, and the TIME paper's retraining check; see
+# examples/pytorch/README.md. They need Debian's python3-numpy and
+# python3-torch; the Python package is used from python/ in place.
+# learned-quick: at most 10 minutes on 2 cores, into out/learned-quick;
+# learned: the full scale (hours), into out/learned; a rerun resumes.
+# test-learned: the example's unit tests and smoke test (under a minute),
+# skipped with a message when PyTorch is missing. LEARNED_FLAGS adds flags,
+# e.g. LEARNED_FLAGS='-model-procs 2'.
+LEARNED_PY    := /usr/bin/python3
+LEARNED_FLAGS ?=
+LEARNED_ENV   := PYTHONPATH=$(abspath python) TEMPORA=$(abspath $(BIN))
+LEARNED_TORCH := $(LEARNED_PY) -c 'import numpy, torch' 2>/dev/null
+
+.PHONY: learned learned-quick test-learned learned-plot learned-reference
+
+learned-plot:
+	$(GO) build -o bin/learned-plot ./examples/pytorch/plot
+
+learned-quick: build learned-plot
+	@$(LEARNED_TORCH) || { echo "learned-quick: needs python3-numpy and python3-torch (apt-get install python3-torch)"; exit 1; }
+	$(LEARNED_ENV) $(LEARNED_PY) examples/pytorch/learned.py -scale quick -out $(OUT)/learned-quick $(LEARNED_FLAGS)
+	bin/learned-plot -in $(OUT)/learned-quick
+
+learned: build learned-plot
+	@$(LEARNED_TORCH) || { echo "learned: needs python3-numpy and python3-torch (apt-get install python3-torch)"; exit 1; }
+	$(LEARNED_ENV) $(LEARNED_PY) examples/pytorch/learned.py -scale full -out $(OUT)/learned $(LEARNED_FLAGS)
+	bin/learned-plot -in $(OUT)/learned
+
+test-learned: build
+	@if $(LEARNED_TORCH); then \
+		cd examples/pytorch && $(LEARNED_ENV) $(LEARNED_PY) -m unittest -v test_learned; \
+	else \
+		echo "test-learned: skipped: python3-numpy or python3-torch is not installed (apt-get install python3-torch)"; \
+	fi
+
+# learned-reference copies the tables and figures of out/learned-quick (and
+# out/learned, once finished) into results/reference/learned, without the
+# problems and explanations (run make learned-quick first).
+learned-reference:
+	rm -rf results/reference/learned/quick results/reference/learned/full
+	mkdir -p results/reference/learned
+	cp -r $(OUT)/learned-quick results/reference/learned/quick
+	if [ -f $(OUT)/learned/index.md ]; then cp -r $(OUT)/learned results/reference/learned/full; fi
+	rm -rf results/reference/learned/*/problems results/reference/learned/*/explanations
+# ---- end of learned models -------------------------------------------------
