@@ -108,7 +108,8 @@ func pythonSpin(b *testing.B, n int, per1000 time.Duration, sharedBytes int) *pr
 }
 
 // BenchmarkPythonModel measures what serving the model from Python costs
-// TIME: TIME (paper configuration, 2 workers) at Table-1 shape (1000
+// TIME: TIME (default sequential tests, or with tests=fixed the paper's
+// P = 50; 2 workers) at Table-1 shape (1000
 // instances × 10 features × 20 timesteps) explains a model that costs
 // 1 ms per 1000 instances (busy-wait), served by Python through a
 // connection with a shared buffer (what tempora.explain does), through a
@@ -139,9 +140,9 @@ func BenchmarkPythonModel(b *testing.B) {
 	}
 	data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
 	var calls [2]int64 // model calls of the last in-process and Python runs
-	run := func(b *testing.B, model tempora.Model, k int) time.Duration {
+	run := func(b *testing.B, model tempora.Model, k int, fixed bool) time.Duration {
 		start := time.Now()
-		e, err := (explain.TIME{Seed: 1, Workers: 2}).Explain(context.Background(), model, data)
+		e, err := (explain.TIME{Seed: 1, Workers: 2, Fixed: fixed}).Explain(context.Background(), model, data)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,18 +153,20 @@ func BenchmarkPythonModel(b *testing.B) {
 		name        string
 		procs       int
 		sharedBytes int
+		fixed       bool
 	}{
-		{"transport=shared", 1, 2 * 8 * m * d * l},
-		{"transport=socket", 1, 0},
-		{"transport=shared/procs=2", 2, 2 * 8 * m * d * l},
+		{"transport=shared", 1, 2 * 8 * m * d * l, false},
+		{"transport=socket", 1, 0, false},
+		{"transport=shared/procs=2", 2, 2 * 8 * m * d * l, false},
+		{"transport=shared/tests=fixed", 1, 2 * 8 * m * d * l, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			pool := pythonSpin(b, tc.procs, per1000, tc.sharedBytes)
 			var py, in time.Duration
 			n := 0
 			for b.Loop() {
-				in += run(b, &spinModel{perInstance: per1000 / 1000}, 0)
-				py += run(b, pool, 1)
+				in += run(b, &spinModel{perInstance: per1000 / 1000}, 0, tc.fixed)
+				py += run(b, pool, 1, tc.fixed)
 				n++
 			}
 			if calls[0] != calls[1] {
