@@ -2,7 +2,6 @@ package baselines
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
@@ -16,24 +15,19 @@ func checkWorkers(name string, w int) error {
 	return nil
 }
 
-// countingModel wraps a model, counts its calls and instance evaluations,
-// and checks every batch of predictions with tempora.CheckPredictions so a
-// broken model is reported rather than explained. It is safe for
-// concurrent use if the wrapped model is.
+// countingModel is a method.Meter (call and instance counts, predictions
+// checked with tempora.CheckPredictions) whose errors read as the model's:
+// "baselines: model: …".
 type countingModel struct {
-	m     tempora.Model
-	task  tempora.Task
-	calls atomic.Int64
-	evals atomic.Int64
+	method.Meter
+}
+
+func newCountingModel(m tempora.Model, task tempora.Task) *countingModel {
+	return &countingModel{method.Meter{Model: m, Task: task}}
 }
 
 func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
-	c.calls.Add(1)
-	c.evals.Add(int64(x.M))
-	if err := c.m.Predict(dst, x); err != nil {
-		return fmt.Errorf("baselines: model: %w", err)
-	}
-	if err := tempora.CheckPredictions(c.task, dst); err != nil {
+	if err := c.Meter.Predict(dst, x); err != nil {
 		return fmt.Errorf("baselines: model: %w", err)
 	}
 	return nil
@@ -41,8 +35,8 @@ func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
 
 // account fills the model-call fields of a.
 func (c *countingModel) account(a *tempora.Accounting) {
-	a.ModelCalls = c.calls.Load()
-	a.InstanceEvals = c.evals.Load()
+	a.ModelCalls = c.Calls()
+	a.InstanceEvals = c.Evals()
 }
 
 // summarise sets every feature's Score from its cells by the benchmark's

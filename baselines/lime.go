@@ -218,7 +218,7 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 	if m == nil {
 		return nil, nil, fmt.Errorf("baselines: LIME: nil model")
 	}
-	cm := &countingModel{m: m, task: data.Task}
+	cm := newCountingModel(m, data.Task)
 	weights := make([]float64, s.n*s.p)
 	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)

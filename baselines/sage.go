@@ -279,7 +279,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	if m == nil {
 		return nil, fmt.Errorf("baselines: SAGE: nil model")
 	}
-	cm := &countingModel{m: m, task: data.Task}
+	cm := newCountingModel(m, data.Task)
 	x := data.X
 	p := x.D * x.L
 	workers := method.Workers(s.Workers)

@@ -365,23 +365,6 @@ func putShared(b []byte, v []float64) {
 	putFloats(b, v)
 }
 
-// checkBatch validates the arguments of a Predict call.
-func checkBatch(dst []float64, x *tempora.Tensor) error {
-	if x == nil {
-		return errors.New("procmodel: nil batch")
-	}
-	if len(dst) != x.M {
-		return fmt.Errorf("procmodel: %d predictions requested for %d instances", len(dst), x.M)
-	}
-	if len(x.Data) != x.M*x.D*x.L {
-		return fmt.Errorf("procmodel: batch holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
-	}
-	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues {
-		return fmt.Errorf("procmodel: cannot send a batch of shape %d×%d×%d", x.M, x.D, x.L)
-	}
-	return nil
-}
-
 // connEOF turns an end of file into a readable cause.
 func connEOF(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

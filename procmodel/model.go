@@ -193,17 +193,8 @@ func (m *Model) Pid() int { return m.pid }
 // length x.M. It implements tempora.Model. An empty batch is answered
 // without calling the child.
 func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
-	if x == nil {
-		return errors.New("procmodel: nil batch")
-	}
-	if len(dst) != x.M {
-		return fmt.Errorf("procmodel: %d predictions requested for %d instances", len(dst), x.M)
-	}
-	if len(x.Data) != x.M*x.D*x.L {
-		return fmt.Errorf("procmodel: batch holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
-	}
-	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues {
-		return fmt.Errorf("procmodel: cannot send a batch of shape %d×%d×%d", x.M, x.D, x.L)
+	if err := checkBatch(dst, x); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
