@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/builtins"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
@@ -275,7 +276,7 @@ func TestShardsPartition(t *testing.T) {
 // paper, sequential tests in the grid suite unless an axis says otherwise.
 func TestSuiteTestMode(t *testing.T) {
 	var timeM, perm *method.Method
-	for _, m := range Builtins() {
+	for _, m := range builtins.Methods() {
 		switch m.Name {
 		case "TIME":
 			timeM = &m
