@@ -198,9 +198,14 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	if prob != nil {
 		writeComparison(stdout, &named, prob, m.Tests)
 	}
+	return f.writeFiles(&named, stderr)
+}
+
+// writeFiles writes the explanation to the -json and -csv files, if given.
+func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) error {
 	if f.jsonOut != "" {
 		if err := atomicfile.Write(f.jsonOut, func(w io.Writer) error {
-			b, err := json.MarshalIndent(&named, "", "  ")
+			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
 			}
@@ -212,7 +217,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.jsonOut)
 	}
 	if f.csvOut != "" {
-		if err := atomicfile.Write(f.csvOut, named.WriteCSV); err != nil {
+		if err := atomicfile.Write(f.csvOut, e.WriteCSV); err != nil {
 			return fmt.Errorf("explain: -csv: %w", err)
 		}
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.csvOut)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
 	"github.com/tempora-dev/tempora/method"
 )
 
@@ -151,5 +153,21 @@ func TestParamUsagePerMethod(t *testing.T) {
 		if got != want {
 			t.Errorf("-alpha usage:\n%s\nwant\n%s", got, want)
 		}
+	}
+}
+
+// TestDecisionsSAGECap checks the SAGE cap that docs/decisions.md states
+// against baselines.SAGEMaxPermutations.
+func TestDecisionsSAGECap(t *testing.T) {
+	doc, err := os.ReadFile("../docs/decisions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strconv.Itoa(baselines.SAGEMaxPermutations)
+	for i := len(n) - 3; i > 0; i -= 3 {
+		n = n[:i] + "," + n[i:]
+	}
+	if want := "(`baselines.SAGEMaxPermutations` = " + n + ")"; !bytes.Contains(doc, []byte(want)) {
+		t.Errorf("docs/decisions.md does not state %s", want)
 	}
 }
