@@ -33,9 +33,9 @@ const (
 // permutations, not a wall time, so that results stay machine-independent;
 // a capped run is recorded as Incomplete with a warning (docs/decisions.md,
 // decision 12). At Table-1 scale SAGE-m needs about 20,000 permutations to
-// converge and SAGE about 7,000, so the cap (262,144) binds only on runs
-// that would otherwise take far longer than the paper's budget allows
-// here: marginal SAGE costs about 1.4 ms per permutation at that scale.
+// converge and SAGE about 7,000, so the cap binds only on runs that would
+// otherwise take far longer than the paper's budget allows here: marginal
+// SAGE costs about 1.4 ms per permutation at that scale.
 const SAGEMaxPermutations = 1 << 18
 
 // sageUnitValues bounds the number of values (instances × columns) in the
