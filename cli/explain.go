@@ -54,35 +54,6 @@ flags; a flag that does not apply to the chosen method is rejected. Model
 calls, instance evaluations and the runtime are measured around the model,
 whatever the method. Results do not depend on -workers.`
 
-// methodsHelp lists the table's methods and their parameters.
-func (p *program) methodsHelp() string {
-	width := 9
-	for _, name := range p.table.Names() {
-		width = max(width, len(name)+1)
-	}
-	indent := strings.Repeat(" ", width+3)
-	var b strings.Builder
-	b.WriteString("Methods and their parameters (flag, type and valid range, default):\n")
-	for _, m := range p.table.Methods() {
-		fmt.Fprintf(&b, "  %-*s %s\n", width, m.Name, m.Doc)
-		if m.From != nil {
-			fmt.Fprintf(&b, "%s(runs %s, with its parameters)\n", indent, m.From.Name)
-			continue
-		}
-		for _, par := range m.Params {
-			def := method.Format(par.Default)
-			if def == "" {
-				def = `""`
-			}
-			if par.Quick != nil {
-				def += ", quick scale " + method.Format(par.Quick)
-			}
-			fmt.Fprintf(&b, "%s-%s: %s (%s; default %s)\n", indent, par.Name, par.Doc, par.Want(), def)
-		}
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 // paramFlag holds the text of a method-parameter flag; it is parsed by the
 // chosen method's parameter once -method is known.
 type paramFlag struct {
@@ -110,9 +81,11 @@ type explainFlags struct {
 	params                               map[string]*paramFlag
 }
 
-func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlagSet("explain", explainHelp+"\n\n"+p.methodsHelp(), stdout)
-	var f explainFlags
+// defineExplainFlags defines on fs the flags of "tempora explain" that are
+// not method parameters, into f; methods are the names -method takes. They
+// are the only list of those flags: "tempora methods -json" reports them,
+// and a method parameter may not take their names (newProgram).
+func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.StringVar(&f.problem, "problem", "", "explain the model of the synthetic problem in `DIR` and compare with its ground truth")
 	fs.StringVar(&f.data, "data", "", "data tensor `file` (.npy, or long-format .csv)")
 	fs.StringVar(&f.targets, "targets", "", "targets `file` (.npy, or .csv/.txt with one value per line)")
@@ -122,16 +95,30 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
 	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
 	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited socket `fds` (SOCK[:BUF],…; see docs/protocol.md)")
-	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: "+strings.Join(p.table.Names(), ", "))
+	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: "+strings.Join(methods, ", "))
 	fs.Uint64Var(&f.seed, "seed", 0, "run seed of every random stream")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")
 	fs.StringVar(&f.csvOut, "csv", "", "write the per-feature results as CSV to `file`")
+}
+
+// explainOwnFlags returns a flag set holding only the flags of "tempora
+// explain" that are not method parameters, at their defaults.
+func explainOwnFlags(methods []string) *flag.FlagSet {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	defineExplainFlags(fs, &explainFlags{}, methods)
+	return fs
+}
+
+func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlagSet("explain", explainHelp+"\n\n"+p.methodsHelp(), stdout)
+	var f explainFlags
+	defineExplainFlags(fs, &f, p.table.Names())
 	f.params = map[string]*paramFlag{}
 	for _, tp := range p.table.Params() {
 		pf := &paramFlag{isBool: tp.Kind() == method.Bool}
 		f.params[tp.Name] = pf
-		fs.Var(pf, tp.Name, fmt.Sprintf("%s (`%s` parameter of %s)", tp.Doc, tp.Kind(), strings.Join(tp.Methods, ", ")))
+		fs.Var(pf, tp.Name, paramUsage(p.table, tp))
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
@@ -211,9 +198,14 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	if prob != nil {
 		writeComparison(stdout, &named, prob, m.Tests)
 	}
+	return f.writeFiles(&named, stderr)
+}
+
+// writeFiles writes the explanation to the -json and -csv files, if given.
+func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) error {
 	if f.jsonOut != "" {
 		if err := atomicfile.Write(f.jsonOut, func(w io.Writer) error {
-			b, err := json.MarshalIndent(&named, "", "  ")
+			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
 			}
@@ -225,7 +217,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.jsonOut)
 	}
 	if f.csvOut != "" {
-		if err := atomicfile.Write(f.csvOut, named.WriteCSV); err != nil {
+		if err := atomicfile.Write(f.csvOut, e.WriteCSV); err != nil {
 			return fmt.Errorf("explain: -csv: %w", err)
 		}
 		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.csvOut)

@@ -13,6 +13,8 @@
 //	describe  summarise a synthetic problem
 //	explain   explain a model (a synthetic problem's, or any program's) with
 //	          TIME or another method
+//	methods   list the explanation methods and their parameters (text, or
+//	          JSON for programs such as the Python package)
 //	report    render runs' records as tables and figures
 //	run       run a benchmark suite (paper tables and figures, sweeps)
 //	merge     merge runs of one suite's problems (shards, other methods)
@@ -189,21 +191,17 @@ type program struct {
 	parseOnly bool
 }
 
-// reservedFlags are the flags of "tempora explain" that are not method
-// parameters; a method parameter must not take their names.
-var reservedFlags = []string{"problem", "data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd",
-	"method", "seed", "workers", "json", "csv", "h", "help"}
-
 func newProgram(extra []method.Method) (*program, error) {
 	t, err := experiments.Table(extra...)
 	if err != nil {
 		return nil, err
 	}
+	// A method parameter is a flag of "tempora explain", so it must not
+	// take the name of one of explain's own flags (or of -h, -help).
+	own := explainOwnFlags(t.Names())
 	for _, tp := range t.Params() {
-		for _, r := range reservedFlags {
-			if tp.Name == r {
-				return nil, fmt.Errorf("method %s: parameter %s is a flag of tempora explain", tp.Methods[0], tp.Name)
-			}
+		if own.Lookup(tp.Name) != nil || tp.Name == "h" || tp.Name == "help" {
+			return nil, fmt.Errorf("method %s: parameter %s is a flag of tempora explain", tp.Methods[0], tp.Name)
 		}
 	}
 	return &program{table: t, extra: extra}, nil
@@ -237,6 +235,7 @@ func init() {
 		{"describe", "DIR", "summarise a synthetic problem", (*program).describe},
 		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
 			"explain a model with TIME or another method", (*program).explain},
+		{"methods", "[-json]", "list the explanation methods and their parameters (text or JSON)", (*program).methods},
 		{"report", "-in DIR[,DIR...] [-out DIR]", "render runs' records as tables and figures", (*program).report},
 		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
 			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},

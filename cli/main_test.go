@@ -115,6 +115,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"synth", "-h"}, "synth-help.stdout"},
 		{[]string{"describe", "-h"}, "describe-help.stdout"},
 		{[]string{"explain", "-h"}, "explain-help.stdout"},
+		{[]string{"methods", "-h"}, "methods-help.stdout"},
 		{[]string{"run", "-h"}, "run-help.stdout"},
 		{[]string{"merge", "-h"}, "merge-help.stdout"},
 		{[]string{"export", "-h"}, "export-help.stdout"},

@@ -23,8 +23,9 @@
 //
 // # Methods
 //
-// The methods are a method.Table: Builtins (TIME, TIME-n, LIME, SAGE,
-// SAGE-m, SAGE-z, PERM, PERM-f) followed by Options.Extra, matched without
+// The methods are a method.Table (Table): package builtins' methods (TIME,
+// TIME-n, LIME, SAGE, SAGE-m, SAGE-z, PERM, PERM-f) followed by
+// Options.Extra, matched without
 // regard to case and recorded under their canonical names. A method made
 // From another shares its run (TIME-n is TIME scored top-n, PERM-f filters
 // PERM). Every explainer runs through method.Measure, which counts model
@@ -70,12 +71,12 @@
 // # Budgets
 //
 // The paper ran SAGE for up to 72 hours per model and dropped unconverged
-// models. Here SAGE stops after SAGEMaxPermutations sampled permutations
-// (SAGE proper QuickSAGEMaxPermutations at quick scale, where its marginal
-// background is the first QuickSAGEBackground rows) and its record is marked
-// Incomplete; a permutation cap rather than a time cap keeps results
-// machine-independent. At quick scale LIME uses QuickLIMESamples samples per
-// instance.
+// models. Here SAGE stops after baselines.SAGEMaxPermutations sampled
+// permutations (SAGE proper builtins.QuickSAGEMaxPermutations at quick
+// scale, where its marginal background is the first
+// builtins.QuickSAGEBackground rows) and its record is marked Incomplete; a
+// permutation cap rather than a time cap keeps results machine-independent.
+// At quick scale LIME uses builtins.QuickLIMESamples samples per instance.
 //
 // # New methods and outside tools
 //

@@ -70,65 +70,17 @@ func Merge(out string, dirs []string) (err error) {
 	if len(dirs) == 0 {
 		return fmt.Errorf("experiments: nothing to merge")
 	}
-	var first *Manifest
-	var methods []string
-	seen := map[string]string{} // methods and shard -> input dir
-	for _, d := range dirs {
-		m, err := ReadManifest(d)
-		if err != nil {
-			return errmsg.Wrap(err, "experiments: merge input %s", d)
-		}
-		if first == nil {
-			first = m
-		} else if !m.sameProblems(first) || m.Models != first.Models {
-			return fmt.Errorf("experiments: merge inputs %s and %s hold different problems (suite, grid, scale, seed or models differ)", dirs[0], d)
-		}
-		for _, name := range m.Methods {
-			if !slices.Contains(methods, name) {
-				methods = append(methods, name)
-			}
-		}
-		if m.Shard.N > 0 {
-			k := strings.Join(m.Methods, ",") + " " + m.Shard.String()
-			if prev, ok := seen[k]; ok {
-				return fmt.Errorf("experiments: merge inputs %s and %s are both shard %s of the same methods", prev, d, m.Shard)
-			}
-			seen[k] = d
-		}
+	first, methods, err := mergeInputs(dirs)
+	if err != nil {
+		return err
 	}
-	if abs, err := filepath.Abs(out); err == nil {
-		for _, d := range dirs {
-			if ad, err := filepath.Abs(d); err == nil && ad == abs {
-				return fmt.Errorf("experiments: merge output %s is also an input", out)
-			}
-		}
+	sources, methods, outExists, err := mergeOutput(out, dirs, first, methods)
+	if err != nil {
+		return err
 	}
-	sources := dirs
-	outExists := false
-	if old, err := ReadManifest(out); err == nil {
-		if !old.sameProblems(first) {
-			return fmt.Errorf("experiments: merge output %s holds a run of suite %s with other settings; merge into a new directory", out, old.Suite)
-		}
-		for _, name := range old.Methods {
-			if !slices.Contains(methods, name) {
-				methods = append(methods, name)
-			}
-		}
-		sources = append([]string{out}, dirs...)
-		outExists = true
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return errmsg.Wrap(err, "experiments: merge output %s", out)
-	} else {
-		entries, err := os.ReadDir(out)
-		switch {
-		case err == nil && len(entries) > 0:
-			return fmt.Errorf("experiments: merge output %s is not empty and holds no run (no manifest.json); merge into a new directory", out)
-		case err == nil:
-			outExists = true
-		case !errors.Is(err, os.ErrNotExist):
-			return fmt.Errorf("experiments: merge output: %w", err)
-		}
-	}
+	m := *first
+	m.Shard = Shard{}
+	m.Methods = methods
 
 	// Build the merge beside out, so that the final renames stay on one
 	// file system.
@@ -142,36 +94,10 @@ func Merge(out string, dirs []string) (err error) {
 		return fmt.Errorf("experiments: merge output: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("experiments: merge output: %w", err)
-	}
-	tmpRec := filepath.Join(tmp, "records")
-	if err := os.Mkdir(tmpRec, 0o755); err != nil {
-		return fmt.Errorf("experiments: merge output: %w", err)
-	}
-	if err := copyRecords(tmpRec, sources); err != nil {
-		return err
-	}
-	m := *first
-	m.Shard = Shard{}
-	m.Methods = methods
-	if err := writeManifest(tmp, &m); err != nil {
-		return fmt.Errorf("experiments: merge output: %w", err)
-	}
-	if err := WriteBench(tmp); err != nil {
-		return errmsg.Wrap(err, "experiments: merge output")
-	}
-	keys, err := m.keys()
+	missing, err := buildMerge(tmp, sources, &m)
 	if err != nil {
 		return err
 	}
-	var missing []string
-	for _, k := range keys {
-		if _, err := os.Stat(filepath.Join(tmpRec, filepath.FromSlash(k)+".json")); err != nil {
-			missing = append(missing, k)
-		}
-	}
-
 	if err := publish(tmp, clean, outExists); err != nil {
 		return fmt.Errorf("experiments: merge output %s: %w", out, err)
 	}
@@ -180,6 +106,111 @@ func Merge(out string, dirs []string) (err error) {
 		return &IncompleteError{Missing: missing}
 	}
 	return nil
+}
+
+// mergeInputs reads the manifests of the merge inputs, which must hold the
+// same problems and no shard twice, and returns the first one and the
+// methods of all, in order of first appearance.
+func mergeInputs(dirs []string) (*Manifest, []string, error) {
+	var first *Manifest
+	var methods []string
+	seen := map[string]string{} // methods and shard -> input dir
+	for _, d := range dirs {
+		m, err := ReadManifest(d)
+		if err != nil {
+			return nil, nil, errmsg.Wrap(err, "experiments: merge input %s", d)
+		}
+		if first == nil {
+			first = m
+		} else if !m.sameProblems(first) || m.Models != first.Models {
+			return nil, nil, fmt.Errorf("experiments: merge inputs %s and %s hold different problems (suite, grid, scale, seed or models differ)", dirs[0], d)
+		}
+		for _, name := range m.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
+		}
+		if m.Shard.N > 0 {
+			k := strings.Join(m.Methods, ",") + " " + m.Shard.String()
+			if prev, ok := seen[k]; ok {
+				return nil, nil, fmt.Errorf("experiments: merge inputs %s and %s are both shard %s of the same methods", prev, d, m.Shard)
+			}
+			seen[k] = d
+		}
+	}
+	return first, methods, nil
+}
+
+// mergeOutput checks the merge output out: not an input, and either absent,
+// an empty directory, or a run of the same problems, whose records and
+// methods then join the merge. It returns the directories to take records
+// from, the methods, and whether out exists.
+func mergeOutput(out string, dirs []string, first *Manifest, methods []string) ([]string, []string, bool, error) {
+	if abs, err := filepath.Abs(out); err == nil {
+		for _, d := range dirs {
+			if ad, err := filepath.Abs(d); err == nil && ad == abs {
+				return nil, nil, false, fmt.Errorf("experiments: merge output %s is also an input", out)
+			}
+		}
+	}
+	old, err := ReadManifest(out)
+	if err == nil {
+		if !old.sameProblems(first) {
+			return nil, nil, false, fmt.Errorf("experiments: merge output %s holds a run of suite %s with other settings; merge into a new directory", out, old.Suite)
+		}
+		for _, name := range old.Methods {
+			if !slices.Contains(methods, name) {
+				methods = append(methods, name)
+			}
+		}
+		return append([]string{out}, dirs...), methods, true, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, false, errmsg.Wrap(err, "experiments: merge output %s", out)
+	}
+	entries, err := os.ReadDir(out)
+	switch {
+	case err == nil && len(entries) > 0:
+		return nil, nil, false, fmt.Errorf("experiments: merge output %s is not empty and holds no run (no manifest.json); merge into a new directory", out)
+	case err == nil:
+		return dirs, methods, true, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, nil, false, fmt.Errorf("experiments: merge output: %w", err)
+	}
+	return dirs, methods, false, nil
+}
+
+// buildMerge writes the merged run into the empty directory tmp: the
+// records of sources, the manifest m and bench.txt. It returns the keys of
+// m's records that none of the sources holds.
+func buildMerge(tmp string, sources []string, m *Manifest) ([]string, error) {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("experiments: merge output: %w", err)
+	}
+	tmpRec := filepath.Join(tmp, "records")
+	if err := os.Mkdir(tmpRec, 0o755); err != nil {
+		return nil, fmt.Errorf("experiments: merge output: %w", err)
+	}
+	if err := copyRecords(tmpRec, sources); err != nil {
+		return nil, err
+	}
+	if err := writeManifest(tmp, m); err != nil {
+		return nil, fmt.Errorf("experiments: merge output: %w", err)
+	}
+	if err := WriteBench(tmp); err != nil {
+		return nil, errmsg.Wrap(err, "experiments: merge output")
+	}
+	keys, err := m.keys()
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, err := os.Stat(filepath.Join(tmpRec, filepath.FromSlash(k)+".json")); err != nil {
+			missing = append(missing, k)
+		}
+	}
+	return missing, nil
 }
 
 // copyRecords copies every record file below the records/ directory of

@@ -147,12 +147,60 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	if o.Out == "" {
 		return nil, fmt.Errorf("experiments: no output directory")
 	}
-	s, err := LookupSuite(o.Suite)
+	idx, settings, err := newIndex(&o)
 	if err != nil {
 		return nil, err
 	}
+	// Problems are generated once per (problem key, model), as Run does.
+	var groups []string
+	for _, st := range settings {
+		if !slices.Contains(groups, st.problemKey) {
+			groups = append(groups, st.problemKey)
+		}
+	}
+	written := map[string]bool{}
+	for _, g := range groups {
+		for k := range idx.Models {
+			seed := problemSeed(idx.Seed, idx.Suite, g, k)
+			var prob *synth.Problem
+			for si := range settings {
+				st := &settings[si]
+				if st.problemKey != g {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				e := indexEntry(idx.Suite, st, k, seed)
+				if !written[e.Dir] && !complete(filepath.Join(o.Out, filepath.FromSlash(e.Dir))) {
+					if prob, err = saveProblem(o.Out, e.Dir, st, seed, prob); err != nil {
+						return nil, err
+					}
+				}
+				written[e.Dir] = true
+				idx.Problems = append(idx.Problems, e)
+			}
+		}
+	}
+	b, err := json.MarshalIndent(idx, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(o.Out, IndexFile), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// newIndex returns the (still empty) index of the problems o describes and
+// their settings, refusing an output directory that holds other problems.
+func newIndex(o *Options) (*Index, []Setting, error) {
+	s, err := LookupSuite(o.Suite)
+	if err != nil {
+		return nil, nil, err
+	}
 	if o.Models < 0 {
-		return nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
+		return nil, nil, fmt.Errorf("experiments: Models is %d, want at least 1 (or 0 for the suite's default)", o.Models)
 	}
 	idx := &Index{Format: IndexFormat, Suite: s.Name, Grid: o.Grid, Quick: o.Quick, Seed: o.Seed, Models: o.Models, Problems: []IndexEntry{}}
 	if idx.Seed == 0 {
@@ -166,81 +214,60 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	}
 	settings, err := s.Settings(o.Quick, o.Grid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkProblems(settings); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if old, err := ReadIndex(o.Out); err == nil {
 		if old.Suite != idx.Suite || old.Grid != idx.Grid || old.Quick != idx.Quick || old.Seed != idx.Seed {
-			return nil, fmt.Errorf("experiments: %s holds the problems of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",
+			return nil, nil, fmt.Errorf("experiments: %s holds the problems of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",
 				o.Out, old.Suite, old.Grid, old.Quick, old.Seed, idx.Suite, idx.Grid, idx.Quick, idx.Seed)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+		return nil, nil, err
 	}
-	// Problems are generated once per (problem key, model), as Run does.
-	var groups []string
-	for _, st := range settings {
-		if !slices.Contains(groups, st.problemKey) {
-			groups = append(groups, st.problemKey)
+	return idx, settings, nil
+}
+
+// indexEntry returns the index entry of model k of setting st.
+func indexEntry(suite string, st *Setting, k int, seed uint64) IndexEntry {
+	e := IndexEntry{Dir: problemDir(suite, st, k), Params: st.Params, Model: k, Seed: seed,
+		Instances: st.Problem.Instances, Features: st.Problem.Features, Timesteps: st.Problem.Timesteps, Task: st.Problem.Task}
+	if st.Head > 0 {
+		e.Instances = st.Head
+	}
+	if e.Params == nil {
+		e.Params = []record.Param{}
+	}
+	return e
+}
+
+// saveProblem saves the problem of setting st below out/dir, restricted to
+// the setting's first instances. prob is the problem of st's key, or nil to
+// synthesise it with seed; saveProblem returns it for the key's next
+// setting.
+func saveProblem(out, dir string, st *Setting, seed uint64, prob *synth.Problem) (*synth.Problem, error) {
+	if prob == nil {
+		cfg, err := synthConfig(st.Problem)
+		if err != nil {
+			return nil, err
+		}
+		if prob, err = synth.Generate(cfg, seed); err != nil {
+			return nil, fmt.Errorf("experiments: problem %s: %w", dir, err)
 		}
 	}
-	written := map[string]bool{}
-	for _, g := range groups {
-		for k := range idx.Models {
-			seed := problemSeed(idx.Seed, s.Name, g, k)
-			var prob *synth.Problem
-			for si := range settings {
-				st := &settings[si]
-				if st.problemKey != g {
-					continue
-				}
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				dir := problemDir(s.Name, st, k)
-				e := IndexEntry{Dir: dir, Params: st.Params, Model: k, Seed: seed,
-					Instances: st.Problem.Instances, Features: st.Problem.Features, Timesteps: st.Problem.Timesteps, Task: st.Problem.Task}
-				if st.Head > 0 {
-					e.Instances = st.Head
-				}
-				if e.Params == nil {
-					e.Params = []record.Param{}
-				}
-				if !written[dir] && !complete(filepath.Join(o.Out, filepath.FromSlash(dir))) {
-					if prob == nil {
-						cfg, err := synthConfig(st.Problem)
-						if err != nil {
-							return nil, err
-						}
-						if prob, err = synth.Generate(cfg, seed); err != nil {
-							return nil, fmt.Errorf("experiments: problem %s: %w", dir, err)
-						}
-					}
-					p := prob
-					if st.Head > 0 && st.Head < prob.Data.X.M {
-						if p, err = prob.Head(st.Head); err != nil {
-							return nil, err
-						}
-					}
-					if err := p.Save(filepath.Join(o.Out, filepath.FromSlash(dir))); err != nil {
-						return nil, err
-					}
-				}
-				written[dir] = true
-				idx.Problems = append(idx.Problems, e)
-			}
+	p := prob
+	if st.Head > 0 && st.Head < prob.Data.X.M {
+		var err error
+		if p, err = prob.Head(st.Head); err != nil {
+			return nil, err
 		}
 	}
-	b, err := json.MarshalIndent(idx, "", " ")
-	if err != nil {
+	if err := p.Save(filepath.Join(out, filepath.FromSlash(dir))); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(o.Out, IndexFile), append(b, '\n')); err != nil {
-		return nil, err
-	}
-	return idx, nil
+	return prob, nil
 }
 
 // problemDir names the directory of model k of a setting: the suite, the

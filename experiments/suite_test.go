@@ -1,11 +1,13 @@
 package experiments
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/builtins"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
@@ -275,7 +277,7 @@ func TestShardsPartition(t *testing.T) {
 // paper, sequential tests in the grid suite unless an axis says otherwise.
 func TestSuiteTestMode(t *testing.T) {
 	var timeM, perm *method.Method
-	for _, m := range Builtins() {
+	for _, m := range builtins.Methods() {
 		switch m.Name {
 		case "TIME":
 			timeM = &m
@@ -315,6 +317,21 @@ func TestSuiteTestMode(t *testing.T) {
 					t.Errorf("suite %s: %s permutations=%d, want 0 (automatic: 50 when fixed)", tc.suite, m.Name, got)
 				}
 			}
+		}
+	}
+}
+
+// TestQuickScaleTime checks what the comment on the quick scale says: each
+// paper suite (every suite with an expected time) runs in under a minute at
+// quick scale, by its QuickTime ("about N s").
+func TestQuickScaleTime(t *testing.T) {
+	for _, s := range Suites {
+		if s.QuickTime == "" {
+			continue
+		}
+		var sec int
+		if _, err := fmt.Sscanf(s.QuickTime, "about %d s", &sec); err != nil || sec >= 60 {
+			t.Errorf("suite %s: QuickTime %q, want about N s with N < 60 (or update the comment on the quick scale)", s.Name, s.QuickTime)
 		}
 	}
 }

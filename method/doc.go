@@ -5,7 +5,8 @@
 //
 // A Method is one value: its canonical name ("TIME", "SAGE-m",
 // "occlusion"), a one-line description, its typed parameters (Param, with a
-// default, an optional quick-scale default and a valid range) and a
+// default, an optional quick-scale default, a valid range and a help text,
+// each declared once as a Spec whose Get reads it in the constructor) and a
 // constructor (New) that turns a Config (seed, worker count, the data and
 // the parameters' Values) into a tempora.Explainer. A Table is a validated
 // list of methods. The command line, the benchmark runner and the reports
@@ -30,7 +31,8 @@
 //
 // Parallel runs numbered work items on a fixed number of goroutines and
 // reports the error of the lowest failed item, so errors do not depend on
-// scheduling; Workers resolves a worker count. FeatureScores turns an
+// scheduling; Workers resolves a worker count. Both are the module's one
+// worker pool (internal/pool), exported for methods outside the module. FeatureScores turns an
 // explanation's cell scores into its feature scores by the benchmark's rule
 // (the mean |score| of a feature's non-zero cells, docs/decisions.md,
 // decision 14). Meter wraps a model and counts its calls and instance

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/pool"
 )
 
 // Mode is how the benchmark turns a score matrix into a selection of
@@ -83,13 +82,9 @@ func FeatureScores(e *tempora.Explanation) {
 }
 
 // Workers returns w if it is positive, otherwise GOMAXPROCS: the number of
-// goroutines a Config.Workers of w asks for.
-func Workers(w int) int {
-	if w > 0 {
-		return w
-	}
-	return runtime.GOMAXPROCS(0)
-}
+// goroutines a Config.Workers of w asks for. It is pool.Workers, the
+// project's one worker pool's rule, for methods outside the module.
+func Workers(w int) int { return pool.Workers(w) }
 
 // Parallel runs work(w, k) for k = 0, …, n−1 on the given number of
 // goroutines (at most n; w is the goroutine's index in [0, workers), for
@@ -98,45 +93,19 @@ func Workers(w int) int {
 // error of the lowest-numbered failed item, so that the reported error does
 // not depend on scheduling when items fail deterministically, or else, if
 // ctx is cancelled, ctx.Err() wrapped (errors.Is(err, context.Canceled)
-// holds).
+// holds). It is the project's one worker pool (internal/pool) for methods
+// outside the module.
 func Parallel(ctx context.Context, workers, n int, work func(w, k int) error) error {
-	workers = min(Workers(workers), n)
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		mu     sync.Mutex
-		errK   = n
-		first  error
-		wg     sync.WaitGroup
-	)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= n || failed.Load() {
-					return
-				}
-				if ctx.Err() != nil {
-					failed.Store(true)
-					return
-				}
-				if err := work(w, k); err != nil {
-					mu.Lock()
-					if k < errK {
-						errK, first = k, err
-					}
-					mu.Unlock()
-					failed.Store(true)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
+	var failed atomic.Bool
+	err := pool.Run(ctx, workers, n, func(w, k int) error {
+		err := work(w, k)
+		if err != nil {
+			failed.Store(true)
+		}
+		return err
+	})
+	if failed.Load() {
+		return err // an item's own error, unwrapped
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("method: %w", err)

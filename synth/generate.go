@@ -1,16 +1,15 @@
 package synth
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/pool"
 )
 
 // Constants of the reference generator.
@@ -343,23 +342,13 @@ func autoBetaClassification(rel, irr, y []float64, tau float64) float64 {
 	return float64(best) / 100
 }
 
-// parallel calls f(0), …, f(n−1) on up to GOMAXPROCS goroutines.
+// parallel calls f(0), …, f(n−1) on up to GOMAXPROCS goroutines (the
+// project's one worker pool).
 func parallel(n int, f func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1)) - 1
-				if j >= n {
-					return
-				}
-				f(j)
-			}
-		})
-	}
-	wg.Wait()
+	_ = pool.Run(context.Background(), 0, n, func(_, j int) error {
+		f(j)
+		return nil
+	})
 }
 
 // Head returns the problem restricted to its first n instances, with the

@@ -56,7 +56,10 @@ var allowed = map[string][]string{
 	"dataio":      {groupRoot, groupInternal},
 	"explain":     {groupRoot, groupInternal},
 	"baselines":   {groupRoot, "explain", "method", groupInternal},
-	"experiments": {groupRoot, "synth", "explain", "baselines", "record", "dataio", "method", "metrics", "explainertest", groupInternal},
+	// builtins wraps the explainers in method values; its tests run the
+	// explainer contract (explainertest).
+	"builtins":    {groupRoot, "explain", "baselines", "method", "explainertest", groupInternal},
+	"experiments": {groupRoot, "synth", "explain", "baselines", "builtins", "record", "dataio", "method", "metrics", "explainertest", groupInternal},
 	"results":     {groupRoot, "record", "dataio", "method", groupInternal},
 	"record":      {groupRoot, groupInternal},
 	"procmodel":   {groupRoot, "dataio", groupInternal},

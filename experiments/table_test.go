@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/explainertest"
 	"github.com/tempora-dev/tempora/method"
 )
 
@@ -29,33 +28,6 @@ func TestBuiltinWorkers(t *testing.T) {
 		t.Errorf("%d records, want 16", len(files[0]))
 	}
 	sameFiles(t, "3 workers vs 1", files[1], files[0])
-}
-
-// contractParams keep the contract runs of the built-ins small: SAGE on the
-// 15 cells of explainertest's problems would otherwise sample up to its
-// quick cap of 32,768 permutations, three worker counts and two tasks
-// over.
-var contractParams = map[string]map[string]string{
-	"SAGE":   {"max-permutations": "512"},
-	"SAGE-m": {"max-permutations": "512"},
-	"SAGE-z": {"max-permutations": "512"},
-	"LIME":   {"samples": "200"},
-}
-
-// TestBuiltinContract runs explainertest on every built-in method.
-func TestBuiltinContract(t *testing.T) {
-	table, err := Table()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range table.Methods() {
-		t.Run(m.Name, func(t *testing.T) {
-			t.Parallel()
-			if err := explainertest.Test(m, explainertest.Options{Params: contractParams[m.Name]}); err != nil {
-				t.Error(err)
-			}
-		})
-	}
 }
 
 func TestTable(t *testing.T) {
@@ -82,16 +54,5 @@ func TestTable(t *testing.T) {
 		if _, err := Table(bad); err == nil {
 			t.Errorf("Table(%s): no error", bad.Name)
 		}
-	}
-	// Quick-scale defaults.
-	lime, _ := table.Lookup("LIME")
-	v, err := lime.Values(nil, true)
-	if err != nil || v.Int("samples") != QuickLIMESamples {
-		t.Errorf("LIME quick samples %v (%v)", v.Describe(), err)
-	}
-	sagem, _ := table.Lookup("SAGE-m")
-	v, _ = sagem.Values(nil, true)
-	if v.Int("max-permutations") != SAGEMaxPermutations {
-		t.Errorf("SAGE-m quick cap %d, want %d", v.Int("max-permutations"), SAGEMaxPermutations)
 	}
 }

@@ -1,0 +1,40 @@
+// Package builtins holds tempora's built-in explanation methods as
+// method.Method values: TIME and TIME-n (one run), LIME, SAGE, SAGE-m,
+// SAGE-z, and PERM and PERM-f (one run), in the order of the paper's
+// tables. The command line ("tempora explain", "tempora methods") and the
+// benchmark (package experiments) take their method table from Methods.
+//
+// Each method is one file (time.go, lime.go, sage.go, perm.go) that
+// declares its parameters once, as typed method.Spec values: the table's
+// parameters, flags, grid axes, help texts and records are derived from
+// those declarations, and the constructor reads its values through them.
+// A new built-in method is one file and one entry of Methods.
+//
+// Methods are configured by default as in the paper (docs/decisions.md,
+// decisions 11–13) apart from SAGE's permutation cap
+// (baselines.SAGEMaxPermutations); at quick scale LIME and SAGE have
+// smaller budgets (QuickLIMESamples, QuickSAGEMaxPermutations,
+// QuickSAGEBackground).
+package builtins
+
+import (
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/method"
+)
+
+// Methods returns the built-in methods in the order of the paper's tables:
+// TIME and TIME-n (one run), LIME, SAGE, SAGE-m, SAGE-z, and PERM and
+// PERM-f (one run). Each call returns fresh values.
+func Methods() []method.Method {
+	timeM, permM := timeMethod(), permMethod()
+	return []method.Method{
+		timeM,
+		timeNMethod(&timeM),
+		limeMethod(),
+		sageMethod(baselines.Marginal),
+		sageMethod(baselines.Mean),
+		sageMethod(baselines.Zero),
+		permM,
+		permFMethod(&permM),
+	}
+}

@@ -1,0 +1,87 @@
+package builtins
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/method"
+)
+
+// The permutation-test parameters of TIME, also PERM's (PERM runs TIME's
+// tests on every cell).
+var (
+	permutations = method.Spec[int]{Name: "permutations",
+		Doc: fmt.Sprintf("permutations per test: the cap P_max of a sequential test, P of a fixed one (0: automatic, P_max = ⌈m/α⌉ − 1 for a family of m tests, P = %d fixed)",
+			explain.DefaultPermutations),
+		Default: 0, Range: "[0, inf)"}
+	sequential = method.Spec[bool]{Name: "sequential",
+		Doc:     "sequential Monte Carlo tests that stop once a test's outcome is clear (false: the paper's fixed-P tests)",
+		Default: true}
+)
+
+// TIME's own parameters.
+var (
+	timeAlpha = method.Spec[float64]{Name: "alpha", Doc: "FDR level α of every Benjamini–Hochberg family",
+		Default: explain.DefaultAlpha, Range: "(0, 1)"}
+	timeGamma = method.Spec[float64]{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end",
+		Default: explain.DefaultGamma, Range: "(0, 1)"}
+	timeHierarchy = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+)
+
+// timeMethod is TIME (package explain).
+func timeMethod() method.Method {
+	return method.Method{
+		Name:   "TIME",
+		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
+		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy),
+		New: func(c method.Config) (tempora.Explainer, error) {
+			t := explain.TIME{
+				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
+				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
+				Seed: c.Seed, Workers: c.Workers,
+			}
+			if path := timeHierarchy.Get(c.Values); path != "" {
+				h, err := readHierarchy(path, c.Data)
+				if err != nil {
+					return nil, err
+				}
+				t.Hierarchy = h
+			}
+			return t, nil
+		},
+		Mode:  method.AllNonZero,
+		Tests: true,
+	}
+}
+
+// timeNMethod is TIME-n: TIME's run, scored like the baselines.
+func timeNMethod(timeM *method.Method) method.Method {
+	return method.Method{
+		Name: "TIME-n", Doc: "TIME's explanation scored on its top n features and cells, like the baselines",
+		From: timeM, Mode: method.TopN, Tests: true,
+	}
+}
+
+// readHierarchy parses TIME's hierarchy file against the data's feature
+// names.
+func readHierarchy(path string, data *tempora.Dataset) (*explain.Hierarchy, error) {
+	if data == nil {
+		return nil, fmt.Errorf("hierarchy %s: no data to name features", path)
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("hierarchy: %w", err)
+	}
+	defer r.Close()
+	names := make([]string, data.X.D)
+	for j := range names {
+		names[j] = data.Name(j)
+	}
+	h, err := explain.ParseHierarchy(r, names)
+	if err != nil {
+		return nil, fmt.Errorf("hierarchy %s: %w", path, err)
+	}
+	return h, nil
+}
