@@ -4,6 +4,7 @@ The program is found as tempora.explain finds it: the TEMPORA environment
 variable (make test-python sets it to a freshly built bin/tempora) or PATH.
 """
 
+import datetime
 import json
 import os
 import pickle
@@ -158,12 +159,23 @@ class ExplainTest(unittest.TestCase):
         e = self.explain(method="lime", samples=50, instances_explained=5)
         self.assertEqual(e.method, "LIME")
         self.assertEqual(e.important, [])  # no significance tests
-        e = self.explain(method="sage-m", max_permutations=64, budget=30)
-        self.assertEqual(e.method, "SAGE-m")
-        with self.assertRaisesRegex(tempora.TemporaError, "flag provided but not defined: -bogus"):
+        for budget in (30, 29.5, datetime.timedelta(seconds=30), "30s"):
+            e = self.explain(method="sage-m", max_permutations=64, budget=budget)
+            self.assertEqual(e.method, "SAGE-m")
+
+    def test_unknown_options_are_type_errors(self):
+        # Checked against the program's method table before anything runs:
+        # the message names the keyword, the method and the valid keywords.
+        with self.assertRaisesRegex(TypeError, r"unexpected keyword 'bogus' for method TIME; .*TIME's parameters .*permutations"):
             self.explain(bogus=1)
-        with self.assertRaisesRegex(tempora.TemporaError, "-gamma does not apply to -method LIME"):
+        with self.assertRaisesRegex(TypeError, r"unexpected keyword 'gamma' for method LIME; .*LIME's parameters .*samples"):
             self.explain(method="lime", gamma=0.9)
+        with self.assertRaisesRegex(TypeError, r"'hierarchy' for method LIME"):
+            self.explain(method="lime", hierarchy=[{"name": "g", "features": [0, 1]}])
+        with self.assertRaisesRegex(TypeError, r"alpha='0.1': -alpha is a float parameter"):
+            self.explain(alpha="0.1")
+        with self.assertRaisesRegex(ValueError, "unknown method 'nope'"):
+            self.explain(method="nope")
 
     def test_program_failure_is_an_exception_with_its_message(self):
         with self.assertRaises(tempora.TemporaError) as cm:
