@@ -52,7 +52,8 @@ def evaluate(problem: StrPath, scores: Scores, method: Optional[str] = None, mod
         if mode is not None:
             args += ["-mode", mode]
         out = run(args, binary=binary)
-    return {str(k): float(v) for k, v in json.loads(out).items()}
+    metrics: Dict[str, float] = json.loads(out)  # as the program prints them (1, not 1.0)
+    return metrics
 
 
 def feature_scores(cells: npt.ArrayLike) -> "npt.NDArray[np.float64]":
