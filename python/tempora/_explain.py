@@ -237,15 +237,20 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
     exe = find_binary(binary)
     table = method_table(exe)
     m = table.lookup(method) if method is not None else table.default_method()
-    # Check the options before anything is written: the flags explain sets
-    # itself are those on its command line (with -model-fd added later).
-    base = ["-data", "", "-targets", "", "-task", task, "-method", m.name, "-json", ""]
-    fixed = set(_own_flags(base)) | {"model-fd"}
-    def flags(names_path: Optional[str], hierarchy_path: Optional[str]) -> List[str]:
-        return command_flags(table, m, dict(options, seed=seed, workers=workers, model_timeout=model_timeout,
-                                            feature_names=names_path, hierarchy=hierarchy_path), fixed, "explain()")
 
-    flags("" if names is not None else None, "" if hierarchy is not None else None)
+    def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
+                hierarchy_path: Optional[str]) -> List[str]:
+        """The program's command line (but for -model-fd, which _run adds):
+        the flags explain sets itself, then the options as flags. A flag
+        on it may not be passed as an option."""
+        args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
+                "-json", json_path]
+        opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
+                    hierarchy=hierarchy_path)
+        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd"}, "explain()")
+
+    # Check the options before anything is written or started.
+    command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None)
 
     target: Optional[Callable[..., Any]] = None
     is_factory, ctx = False, None
@@ -285,8 +290,7 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
             h_path = os.path.join(tmp, "hierarchy.json")
             with open(h_path, "w", encoding="utf-8") as f:
                 json.dump(hierarchy, f)
-        args = [exe, "explain", "-data", x_path, "-targets", y_path, "-task", task, "-method", m.name,
-                "-json", json_path] + flags(names_path, h_path)
+        args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
         return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
 
 
