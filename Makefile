@@ -31,15 +31,17 @@ test-slurm: build
 
 # test-python tests the Python package (python/): it creates a virtual
 # environment under out/ on Debian's python3 with --system-site-packages (for
-# python3-numpy), installs the package into it offline (the in-tree build
-# backend needs nothing from an index), and runs python/tests against a
-# freshly built bin/tempora.
+# python3-numpy, python3-setuptools, python3-wheel and python3-mypy), installs
+# the package into it offline (setuptools' build backend, from the system with
+# --no-build-isolation: nothing comes from an index), and runs python/tests
+# against a freshly built bin/tempora; test_types.py runs mypy in strict mode
+# over the package.
 PYTHON := /usr/bin/python3
 PYVENV := $(OUT)/venv-python
 
 test-python: build
 	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
-	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check --no-index ./python
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check --no-index --no-build-isolation ./python
 	cd python/tests && TEMPORA=$(abspath $(BIN)) $(abspath $(PYVENV))/bin/python -m unittest discover -v
 
 # check fails on unformatted files, vet findings, staticcheck findings or a

@@ -125,26 +125,30 @@ func TestSubprocessMatchesInProcess(t *testing.T) {
 	}
 }
 
-// TestPython runs examples/python/serve_model.py (with NumPy if installed,
-// and without) and compares its predictions with the Go twin. The pure
-// Python path adds in the same order as Go, so only exp may differ (by an
-// ulp or so); NumPy may sum in a different order. Both stay within 1e-12 for
-// predictions of order 1.
-func TestPython(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found; skipping the Python example")
+// pythonWithNumPy returns Debian's python3 if it has NumPy, which
+// examples/python/serve_model.py and the tempora package it uses need, and
+// skips the test otherwise.
+func pythonWithNumPy(t *testing.T) string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("needs %s with NumPy (apt-get install python3-numpy): %v", python, err)
 	}
+	return python
+}
+
+// TestPython runs examples/python/serve_model.py (its model computed with
+// NumPy, and with Python floats) and compares its predictions with the Go
+// twin. The Python-float path adds in the same order as Go, so only exp may
+// differ (by an ulp or so); NumPy may sum in a different order. Both stay
+// within 1e-12 for predictions of order 1.
+func TestPython(t *testing.T) {
+	python := pythonWithNumPy(t)
 	script, err := filepath.Abs("../examples/python/serve_model.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const tol = 1e-12
-	if exec.Command(python, "-c", "import numpy").Run() == nil {
-		t.Log("NumPy is installed: the default variant uses it")
-	} else {
-		t.Log("NumPy is not installed: both variants use the pure-Python path")
-	}
 	terms, _ := examplemodel.ParseTerms(examplemodel.DefaultTerms)
 	for _, variant := range []struct {
 		name string
@@ -188,10 +192,7 @@ func TestPython(t *testing.T) {
 // TestPythonPrints checks that serve_model.serve keeps a model's prints off
 // the protocol stream (they go to standard error) and reports exceptions.
 func TestPythonPrints(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found; skipping the Python example")
-	}
+	python := pythonWithNumPy(t)
 	const code = `
 import os, sys
 from serve_model import serve

@@ -9,7 +9,7 @@ For each problem (tempora synth, classification, Table-1 shape by default):
     the generator's labels, and measure its AUROC;
  2. explain the trained network on the test split with TIME, PERM and SAGE-m
     through the tempora Python package, and score the explanations against the
-    generator's truth with `tempora evaluate`;
+    generator's truth with `tempora evaluate` (tempora.evaluate);
  3. retrain the same architecture on (a) all features, (b) TIME's important
     features, (c) as many top PERM features, (d) as many random features, and,
     as a reference, (e) the generator's relevant features; measure each on the
@@ -202,12 +202,12 @@ def run_problem(i, cfg, args, tempora, binary):
             ej = e.to_json()
             with open(os.path.join(args.out, "explanations", "p%02d-%s-%s.json" % (i, arch, method)), "w") as f:
                 f.write(ej + "\n")
-            m = scoring.evaluate(binary, pdir, ej, method)
+            m = tempora.evaluate(pdir, e, binary=binary)
             entry = {"metrics": m, "model_calls": e.accounting.model_calls, "incomplete": e.accounting.incomplete,
                      "draws": [{"test": c.test, "tests": c.tests, "draws": c.draws, "max_draws": c.max_draws}
                                for c in e.accounting.draws],
                      "warnings": list(e.warnings),
-                     "feature_scores": [float(s) for s in scoring.feature_scores(e.cells)]}
+                     "feature_scores": [float(s) for s in tempora.feature_scores(e.cells)]}
             if method == "time":
                 entry["important"] = [f.index for f in e.features if f.important]
                 entry["windows"] = [None if f.window is None else list(f.window) for f in e.features]
@@ -225,7 +225,7 @@ def run_problem(i, cfg, args, tempora, binary):
         # The retraining check.
         k = len(rec["explanations"]["time"]["important"])
         sets = {"all": list(range(d)), "time": rec["explanations"]["time"]["important"],
-                "perm": scoring.top_features(expl["perm"].cells, k), "truth": rec["relevant"]}
+                "perm": tempora.top_features(expl["perm"].cells, k), "truth": rec["relevant"]}
         draws = [scoring.random_features(d, k, common.derive_seed(seed, "random", i, arch, r))
                  for r in range(cfg["random_sets"])]
         sel = {}

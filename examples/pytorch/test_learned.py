@@ -89,16 +89,6 @@ class TestSeedsAndSets(unittest.TestCase):
         self.assertEqual(len(seeds), 20)
         self.assertLess(common.derive_seed(7, "x"), 1 << 63)
 
-    def test_feature_scores_follow_decision_14(self):
-        cells = np.array([[0.0, 0.0, 0.0, 0.0],       # nothing: 0
-                          [-2.0, 0.0, 0.0, 0.0],      # magnitude, mean of non-zero cells: 2
-                          [1.0, 1.0, 1.0, 1e-12],     # 1e-12 counts as zero: 1
-                          [2.0, 2.0, 0.0, 0.0]])      # 2, tied with feature 1
-        np.testing.assert_allclose(scoring.feature_scores(cells), [0, 2, 1, 2])
-        self.assertEqual(scoring.top_features(cells, 1), [1])  # ties to the lower index
-        self.assertEqual(scoring.top_features(cells, 3), [1, 2, 3])
-        self.assertEqual(scoring.top_features(cells, 0), [])
-
     def test_random_features(self):
         a = scoring.random_features(10, 4, 99)
         self.assertEqual(a, scoring.random_features(10, 4, 99))

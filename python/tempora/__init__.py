@@ -8,21 +8,26 @@
 
 explain runs the tempora command-line program (binary=, the TEMPORA
 environment variable, or PATH) and answers its batches with predict from
-this process. Problem(dir) loads a synthetic problem written by ``tempora
-synth``, with its ground truth, and predicts through ``tempora serve``.
-serve(predict) makes a script a model program for ``tempora explain
--model-cmd``.
+this process; method_table() lists the program's methods and their
+parameters. Problem(dir) loads a synthetic problem written by ``tempora
+synth``, with its ground truth, predicts through ``tempora serve`` and
+scores explanations against the truth (evaluate). serve(predict) makes a
+script a model program for ``tempora explain -model-cmd``; Client is the
+other side, for a program such as ``tempora serve``.
 """
 
-from ._binary import ModelError, TemporaError, find_binary
-from ._explain import explain
+from ._binary import ModelError, StrPath, TemporaError, find_binary
+from ._explain import Duration, Hierarchy, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature
+from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
-from ._protocol import serve
+from ._protocol import Client, Predict, ProtocolError, claim_stdout, serve
+from ._scoring import Scores, evaluate, feature_scores, top_features
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "DrawCount", "Explanation", "Feature", "ModelError", "Problem", "TemporaError", "TruthFeature",
-    "explain", "find_binary", "serve",
+    "Accounting", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodTable",
+    "ModelError", "Param", "Predict", "Problem", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
+    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_table", "serve", "top_features",
 ]

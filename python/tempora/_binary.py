@@ -6,6 +6,10 @@ import shutil
 import subprocess
 import sys
 import threading
+from typing import IO, Any, Deque, List, Optional, Sequence, Union
+
+#: A path given as a string or an os.PathLike.
+StrPath = Union[str, "os.PathLike[str]"]
 
 
 class TemporaError(RuntimeError):
@@ -17,7 +21,7 @@ class ModelError(TemporaError):
     when it was raised in this process) or returned a wrong answer."""
 
 
-def find_binary(binary=None):
+def find_binary(binary: Optional[StrPath] = None) -> str:
     """Return the path of the tempora program: binary if given (a path, or
     a name looked up on PATH), else the TEMPORA environment variable, else
     ``tempora`` on PATH."""
@@ -44,13 +48,13 @@ class StderrTail:
     """Reads a process's standard error on a thread, keeping the last lines
     and optionally copying them to sys.stderr."""
 
-    def __init__(self, stream, echo=False, keep=40):
-        self.lines = collections.deque(maxlen=keep)
+    def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40) -> None:
+        self.lines: Deque[str] = collections.deque(maxlen=keep)
         self._stream, self._echo = stream, echo
         self._thread = threading.Thread(target=self._run, name="tempora-stderr", daemon=True)
         self._thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         for raw in iter(self._stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             self.lines.append(line)
@@ -62,10 +66,10 @@ class StderrTail:
                     pass
         self._stream.close()
 
-    def join(self, timeout=5):
+    def join(self, timeout: float = 5) -> None:
         self._thread.join(timeout)
 
-    def error_message(self, returncode):
+    def error_message(self, returncode: Optional[int]) -> str:
         """The program's one-line error message (its last "tempora: " line),
         or a description of how it ended."""
         for line in reversed(self.lines):
@@ -79,15 +83,16 @@ class StderrTail:
         return msg + (": " + tail if tail else "")
 
 
-def run(args, binary=None, verbose=False, **popen):
+def run(args: Sequence[str], binary: Optional[StrPath] = None, verbose: bool = False, **popen: Any) -> str:
     """Run the tempora program with args to completion and return its
     standard output; raise TemporaError with its message if it fails."""
     exe = find_binary(binary)
     proc = subprocess.Popen([exe] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, **popen)
+    assert proc.stdout is not None and proc.stderr is not None
     tail = StderrTail(proc.stderr, echo=verbose)
     try:
-        out = proc.stdout.read()
+        out: bytes = proc.stdout.read()
         proc.wait()
     except BaseException:
         proc.kill()

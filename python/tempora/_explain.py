@@ -14,25 +14,32 @@ import datetime
 import json
 import mmap
 import multiprocessing
+import multiprocessing.context
 import os
 import pickle
 import signal
 import socket
 import subprocess
 import tempfile
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _protocol
-from ._binary import ModelError, StderrTail, TemporaError, find_binary
+from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
 from ._explanation import Explanation
+from ._methods import command_flags, method_table
+from ._protocol import Predict
 
 TASKS = ("regression", "classification")
 
-# Options with a keyword of their own, or set by explain itself: they may not
-# be passed through **options.
-_RESERVED = {"data", "targets", "task", "feature_names", "model_cmd", "model_fd", "model_procs",
-             "model_timeout", "json", "csv", "problem", "method", "hierarchy"}
+#: A feature-group hierarchy: the JSON form of ``-hierarchy`` (a dict or a
+#: list), or the path of such a file.
+Hierarchy = Union[StrPath, Mapping[str, Any], Sequence[Any]]
+
+#: A duration: seconds, a datetime.timedelta, or Go duration text ("10m").
+Duration = Union[float, "datetime.timedelta", str]
 
 # The smallest shared buffer: batches of up to this many bytes cross through
 # shared memory even when the data set is smaller (pages are only allocated
@@ -40,56 +47,24 @@ _RESERVED = {"data", "targets", "task", "feature_names", "model_cmd", "model_fd"
 _MIN_SHARED_BYTES = 64 << 20
 
 
-def _flag_value(key, value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime.timedelta):
-        return "%gs" % value.total_seconds()
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    raise TypeError("option %s=%r: want a number, a string, a bool or a timedelta" % (key, value))
-
-
-def _duration(key, value):
-    """A duration flag: numbers are seconds."""
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return "%gs" % float(value)
-    return _flag_value(key, value)
-
-
-def option_flags(options):
-    """Turn keyword options into command-line flags: a_b=v becomes -a-b=v.
-    None values are left out."""
-    flags = []
-    for key in sorted(options):
-        value = options[key]
-        if value is None:
-            continue
-        if key in _RESERVED:
-            raise TypeError("explain() got option %r, which it sets itself or takes as a keyword" % key)
-        flag = key.replace("_", "-")
-        text = _duration(key, value) if key in ("budget",) else _flag_value(key, value)
-        flags.append("-%s=%s" % (flag, text))
-    return flags
+def _own_flags(args: Sequence[str]) -> List[str]:
+    """The flag names on a command line the package built."""
+    return [a[1:].split("=", 1)[0] for a in args if a.startswith("-")]
 
 
 class _Fd:
     """A file descriptor that multiprocessing passes to a child process
     (duplicated into it when the child is spawned)."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: int) -> None:
         self.fd = fd
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         from multiprocessing import reduction
         return (_rebuild_fd, (reduction.DupFd(self.fd),))
 
 
-def _rebuild_fd(dup):
+def _rebuild_fd(dup: Any) -> _Fd:
     return _Fd(dup.detach())
 
 
@@ -97,26 +72,26 @@ class _Connection:
     """One model connection: a socketpair (our end, the program's end) and
     a shared buffer."""
 
-    def __init__(self, shared_bytes):
+    def __init__(self, shared_bytes: int) -> None:
         self.ours, self.theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf_fd = _shared_fd(shared_bytes)
         self.size = shared_bytes
-        self.mm = None
+        self.mm: Optional[mmap.mmap] = None
 
-    def spec(self):
+    def spec(self) -> str:
         return "%d:%d" % (self.theirs.fileno(), self.buf_fd)
 
-    def fds(self):
+    def fds(self) -> List[int]:
         return [self.theirs.fileno(), self.buf_fd]
 
-    def map(self):
+    def map(self) -> mmap.mmap:
         self.mm = mmap.mmap(self.buf_fd, self.size)
         return self.mm
 
-    def close_theirs(self):
+    def close_theirs(self) -> None:
         self.theirs.close()
 
-    def close(self):
+    def close(self) -> None:
         self.theirs.close()
         self.ours.close()
         if self.buf_fd >= 0:
@@ -130,7 +105,7 @@ class _Connection:
             self.mm = None
 
 
-def _shared_fd(size):
+def _shared_fd(size: int) -> int:
     """A file descriptor of size bytes of shared memory."""
     fd = -1
     if hasattr(os, "memfd_create"):
@@ -146,7 +121,8 @@ def _shared_fd(size):
     return fd
 
 
-def _worker_main(sock, buf, size, target, is_factory, inherited):
+def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_factory: bool,
+                 inherited: Sequence[int]) -> None:
     """Serve one model connection in a separate process (model_procs > 1).
     inherited lists descriptors a forked worker must close (the other
     connections), so that only their owners keep them open."""
@@ -159,13 +135,14 @@ def _worker_main(sock, buf, size, target, is_factory, inherited):
     conn = socket.socket(fileno=sock.fd)
     mm = mmap.mmap(buf.fd, size)
     os.close(buf.fd)
+    predict: Predict
     if is_factory:
         try:
             predict = target()
         except Exception as exc:
             message = "model_factory raised %s: %s" % (type(exc).__name__, exc)
 
-            def predict(batch):
+            def predict(batch: Any) -> Any:
                 raise RuntimeError(message)
     else:
         predict = target
@@ -177,10 +154,12 @@ def _worker_main(sock, buf, size, target, is_factory, inherited):
         conn.close()
 
 
-def explain(predict, X, y, task=None, method="time", *, feature_names=None, hierarchy=None,
-            permutations=None, sequential=None, alpha=None, gamma=None, seed=None, workers=None,
-            model_procs=1, model_factory=None, mp_context="spawn", model_timeout=None,
-            binary=None, verbose=False, **options):
+def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task: Optional[str] = None,
+            method: Optional[str] = None, *, feature_names: Optional[Sequence[str]] = None,
+            hierarchy: Optional[Hierarchy] = None, seed: Optional[int] = None, workers: Optional[int] = None,
+            model_procs: int = 1, model_factory: Optional[Callable[[], Predict]] = None, mp_context: str = "spawn",
+            model_timeout: Optional[Duration] = None, binary: Optional[StrPath] = None, verbose: bool = False,
+            **options: Any) -> Explanation:
     """Explain the model predict on data X with targets y; return an Explanation.
 
     predict(batch) receives a float64 array of shape (m, D, L) (instances,
@@ -192,20 +171,22 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
     of shared memory); copy it to keep it. predict must give each instance
     the same prediction whatever batch it comes in.
 
-    X has shape (M, D, L) and y shape (M,). method is one of time (TIME,
-    the default), lime, sage, sage-m, sage-z, perm, perm-f.
+    X has shape (M, D, L) and y shape (M,). method is one of the program's
+    methods (``tempora.method_table().names``, matched without regard to
+    case); by default the program's default method, TIME.
 
-    Options map to the program's flags (``tempora explain -h``):
-    permutations, sequential, alpha, gamma, seed, workers; feature_names (D strings);
-    sequential=False with permutations=50 gives the paper's fixed-P tests
-    (by default every test stops once its outcome is clear, capped at
-    permutations, 0 or None choosing a cap per family of tests);
-    hierarchy (a feature-group tree as a dict or list, in the JSON form of
-    ``-hierarchy``, or the path of such a file); model_timeout (seconds, or a
-    string such as "10m": the limit on one batch). Other keyword options
-    are passed as flags, with underscores turned into dashes (e.g.
-    instances_explained=10, budget=60, max_permutations=500); the program
-    rejects unknown ones and those that do not apply to the method.
+    The method's parameters are keyword options, with underscores for the
+    dashes of their flags (``tempora explain -h`` lists them; e.g. TIME's
+    permutations, sequential, alpha, gamma; LIME's instances_explained;
+    SAGE's max_permutations, budget): sequential=False with permutations=50
+    gives TIME's fixed-P tests of the paper. A keyword that is not a
+    parameter of the method is a TypeError naming the valid ones. Numbers
+    are given as numbers, switches as True or False, and durations (e.g.
+    budget, model_timeout: the limit on one batch) as seconds, a
+    datetime.timedelta or Go duration text ("10m"). seed and workers are the
+    program's; feature_names gives D names; hierarchy a feature-group tree
+    (a dict or list in the JSON form of ``-hierarchy``, or the path of such
+    a file).
 
     model_procs=N answers batches with N processes in parallel: this one
     (with predict) and N-1 started through multiprocessing (context
@@ -229,36 +210,55 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
     shared_bytes = options.pop("_shared_bytes", None)  # for tests
     if predict is None and model_factory is not None:
         predict = model_factory()
-    if not callable(predict):
+    if predict is None or not callable(predict):
         raise TypeError("predict must be callable, got %r" % (predict,))
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 3 or min(X.shape) == 0:
-        raise ValueError("X must have shape (instances, features, timesteps), none zero; got %s" % (X.shape,))
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.reshape(-1)
-    if y.shape != (X.shape[0],):
-        raise ValueError("y must have shape (%d,) to match X; got %s" % (X.shape[0], y.shape))
+    Xa = np.ascontiguousarray(X, dtype=np.float64)
+    if Xa.ndim != 3 or min(Xa.shape) == 0:
+        raise ValueError("X must have shape (instances, features, timesteps), none zero; got %s" % (Xa.shape,))
+    ya = np.ascontiguousarray(y, dtype=np.float64)
+    if ya.ndim == 2 and ya.shape[1] == 1:
+        ya = ya.reshape(-1)
+    if ya.shape != (Xa.shape[0],):
+        raise ValueError("y must have shape (%d,) to match X; got %s" % (Xa.shape[0], ya.shape))
     if task not in TASKS:
         raise ValueError("task must be 'regression' or 'classification', got %r" % (task,))
     if isinstance(model_procs, bool) or not isinstance(model_procs, (int, np.integer)) or model_procs < 1:
         raise ValueError("model_procs must be a positive integer, got %r" % (model_procs,))
     model_procs = int(model_procs)
+    names: Optional[List[str]] = None
     if feature_names is not None:
-        feature_names = [str(n) for n in feature_names]
-        if len(feature_names) != X.shape[1]:
-            raise ValueError("%d feature names for %d features" % (len(feature_names), X.shape[1]))
-        for n in feature_names:
+        names = [str(n) for n in feature_names]
+        if len(names) != Xa.shape[1]:
+            raise ValueError("%d feature names for %d features" % (len(names), Xa.shape[1]))
+        for n in names:
             if "\n" in n or "\r" in n or n.strip() != n or not n:
                 raise ValueError("feature name %r: names must be non-empty, on one line, without surrounding blanks" % n)
-    flags = option_flags(dict(options, permutations=permutations, sequential=sequential, alpha=alpha, gamma=gamma, seed=seed,
-                              workers=workers))
-    if model_timeout is not None:
-        flags.append("-model-timeout=" + _duration("model_timeout", model_timeout))
 
-    target, is_factory, ctx = None, False, None
+    exe = find_binary(binary)
+    table = method_table(exe)
+    m = table.lookup(method) if method is not None else table.default_method()
+
+    def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
+                hierarchy_path: Optional[str]) -> List[str]:
+        """The program's command line (but for -model-fd, which _run adds):
+        the flags explain sets itself, then the options as flags. A flag
+        on it may not be passed as an option."""
+        args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
+                "-json", json_path]
+        opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
+                    hierarchy=hierarchy_path)
+        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd"}, "explain()")
+
+    # Check the options before anything is written or started.
+    command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None)
+
+    target: Optional[Callable[..., Any]] = None
+    is_factory, ctx = False, None
     if model_procs > 1:
-        target, is_factory = (model_factory, True) if model_factory is not None else (predict, False)
+        if model_factory is not None:
+            target, is_factory = model_factory, True
+        else:
+            target = predict
         ctx = multiprocessing.get_context(mp_context)
         if ctx.get_start_method() != "fork":
             try:
@@ -270,37 +270,37 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
                     "(a module-level function or class instance), or mp_context='fork': %s"
                     % (model_procs, what, exc)) from exc
 
-    exe = find_binary(binary)
     if shared_bytes is None:
-        shared_bytes = max(2 * X.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
+        shared_bytes = max(2 * Xa.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
     with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
         x_path, y_path = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
         json_path, out_path = os.path.join(tmp, "explanation.json"), os.path.join(tmp, "report.txt")
-        np.save(x_path, X)
-        np.save(y_path, y)
-        args = [exe, "explain", "-data", x_path, "-targets", y_path, "-task", task, "-method", str(method),
-                "-json", json_path]
-        if feature_names is not None:
+        np.save(x_path, Xa)
+        np.save(y_path, ya)
+        names_path = h_path = None
+        if names is not None:
             names_path = os.path.join(tmp, "names.txt")
             with open(names_path, "w", encoding="utf-8") as f:
-                f.write("\n".join(feature_names) + "\n")
-            args += ["-feature-names", names_path]
-        if hierarchy is not None:
-            if isinstance(hierarchy, (str, os.PathLike)):
-                args += ["-hierarchy", os.fspath(hierarchy)]
-            else:
-                h_path = os.path.join(tmp, "hierarchy.json")
-                with open(h_path, "w", encoding="utf-8") as f:
-                    json.dump(hierarchy, f)
-                args += ["-hierarchy", h_path]
-        args += flags
+                f.write("\n".join(names) + "\n")
+        if isinstance(hierarchy, (str, os.PathLike)):
+            h_path = os.fspath(hierarchy)
+        elif hierarchy is not None:
+            h_path = os.path.join(tmp, "hierarchy.json")
+            with open(h_path, "w", encoding="utf-8") as f:
+                json.dump(hierarchy, f)
+        args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
         return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
 
 
-def _run(args, predict, n, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path):
-    conns, proc, tail, procs = [], None, None, []
+def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
+         is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
+         out_path: str) -> Explanation:
+    conns: List[_Connection] = []
+    proc: Optional["subprocess.Popen[bytes]"] = None
+    tail: Optional[StderrTail] = None
+    procs: List[Any] = []
     first = None
     try:
         for _ in range(n):
@@ -310,13 +310,16 @@ def _run(args, predict, n, shared_bytes, target, is_factory, ctx, verbose, json_
         with open(out_path, "wb") as out:
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
                                     pass_fds=fds)
+        assert proc.stderr is not None
         tail = StderrTail(proc.stderr, echo=verbose)
         for c in conns:
             c.close_theirs()
         forked = ctx.get_start_method() == "fork" if ctx is not None else False
         for c in conns[1:]:
+            assert ctx is not None and target is not None
             others = [fd for o in conns if o is not c for fd in (o.ours.fileno(), o.buf_fd) if fd >= 0] if forked else []
-            p = ctx.Process(target=_worker_main, args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others),
+            p = ctx.Process(target=_worker_main,  # type: ignore[attr-defined]
+                            args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others),
                             name="tempora-model", daemon=True)
             p.start()
             procs.append(p)

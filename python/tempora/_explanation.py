@@ -4,14 +4,15 @@ JSON output (the format of ``tempora explain -json``)."""
 import json
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 NAN = math.nan
 
 
-def _p(v):
+def _p(v: Optional[float]) -> float:
     """A JSON p-value: null (not computed) becomes NaN."""
     return NAN if v is None else float(v)
 
@@ -44,7 +45,8 @@ class Feature:
     window_ordering_important: bool  # the order within its window matters
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: Mapping[str, Any]) -> "Feature":
+        """The Feature of one entry of the program's JSON "features"."""
         window = d.get("window")
         members = d.get("members")
         if members is None:
@@ -75,7 +77,7 @@ class DrawCount:
     max_draws: int  # draws had every test run to its cap (fixed-P cost)
 
     @property
-    def saved(self):
+    def saved(self) -> float:
         """Fraction of max_draws the sequential tests did not need."""
         return 1 - self.draws / self.max_draws if self.max_draws else 0.0
 
@@ -89,7 +91,7 @@ class Accounting:
     window_probes: int
     runtime_seconds: float  # wall time of the method in the tempora program
     incomplete: bool  # stopped on a budget before its own stopping rule
-    draws: tuple = ()  # DrawCount per kind of permutation test, in order
+    draws: Tuple[DrawCount, ...] = ()  # per kind of permutation test, in order
 
 
 class Explanation:
@@ -108,17 +110,18 @@ class Explanation:
             prints); str(explanation) returns it.
     """
 
-    def __init__(self, doc, report=""):
+    def __init__(self, doc: Union[str, bytes, Mapping[str, Any]], report: str = "") -> None:
         if isinstance(doc, (str, bytes)):
             doc = json.loads(doc)
-        self._doc = doc
-        self.method = doc["method"]
+        assert isinstance(doc, Mapping)
+        self._doc: Dict[str, Any] = dict(doc)
+        self.method: str = doc["method"]
         self.features = [Feature.from_json(f) for f in doc["features"]]
         self.groups = [Feature.from_json(g) for g in doc.get("groups") or []]
         d, l = int(doc["num_features"]), int(doc["num_timesteps"])
         cells = np.array(doc["cells"], dtype=np.float64).reshape(d, l)
         cells.setflags(write=False)
-        self.cells = cells
+        self.cells: "npt.NDArray[np.float64]" = cells
         a = doc["accounting"]
         self.accounting = Accounting(
             model_calls=int(a["model_calls"]), instance_evaluations=int(a["instance_evaluations"]),
@@ -126,15 +129,15 @@ class Explanation:
             incomplete=bool(a.get("incomplete", False)),
             draws=tuple(DrawCount(test=str(c["test"]), tests=int(c["tests"]), draws=int(c["draws"]),
                                   max_draws=int(c["max_draws"])) for c in a.get("draws") or []))
-        self.warnings = list(doc.get("warnings") or [])
+        self.warnings: List[str] = list(doc.get("warnings") or [])
         self.report = report
 
     @property
-    def num_features(self):
+    def num_features(self) -> int:
         return self.cells.shape[0]
 
     @property
-    def num_timesteps(self):
+    def num_timesteps(self) -> int:
         return self.cells.shape[1]
 
     @property
@@ -143,7 +146,7 @@ class Explanation:
         methods without significance tests)."""
         return [f.name for f in self.features if f.important]
 
-    def feature(self, key) -> Feature:
+    def feature(self, key: Union[int, str]) -> Feature:
         """The Feature with this name, or this index if key is an int."""
         if isinstance(key, (int, np.integer)):
             return self.features[int(key)]
@@ -152,25 +155,26 @@ class Explanation:
                 return f
         raise KeyError("no feature named %r" % (key,))
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         """The explanation as the program's JSON document (a fresh copy)."""
-        return json.loads(json.dumps(self._doc))
+        d: Dict[str, Any] = json.loads(json.dumps(self._doc))
+        return d
 
-    def to_json(self, indent=None):
+    def to_json(self, indent: Optional[int] = None) -> str:
         """The explanation in tempora's JSON format (``tempora explain
         -json``): not-computed p-values are null, windows [start, end]."""
         return json.dumps(self._doc, indent=indent)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: Union[str, bytes]) -> "Explanation":
         """Parse an explanation written by to_json or ``tempora explain -json``."""
         return cls(json.loads(text))
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.report:
             return self.report
         return repr(self)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Explanation %s: %d features x %d timesteps, important %s>" % (
             self.method, self.num_features, self.num_timesteps, self.important)

@@ -6,14 +6,17 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _protocol
-from ._binary import StderrTail, TemporaError, find_binary, run
-from ._explain import option_flags
+from ._binary import StderrTail, StrPath, TemporaError, find_binary, run
+from ._explain import _own_flags
 from ._explanation import Explanation
+from ._methods import command_flags, method_table
+from ._scoring import Scores, evaluate
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,11 @@ class Problem:
     explain(...) explains the problem's model with the program directly.
     """
 
-    def __init__(self, path, binary=None):
-        self.path = os.fspath(path)
+    def __init__(self, path: StrPath, binary: Optional[StrPath] = None) -> None:
+        self.path: str = os.fspath(path)
         self._binary = binary
 
-        def load_json(name):
+        def load_json(name: str) -> Any:
             p = os.path.join(self.path, name)
             try:
                 with open(p, encoding="utf-8") as f:
@@ -63,11 +66,11 @@ class Problem:
 
         truth = load_json("truth.json")
         self.info = load_json("problem.json")
-        self.config = self.info.get("config", {})
-        self.seed = self.info.get("seed")
-        self.task = truth["task"]
-        self.X = np.load(os.path.join(self.path, "data.npy"))
-        self.y = np.load(os.path.join(self.path, "targets.npy"))
+        self.config: Dict[str, Any] = self.info.get("config", {})
+        self.seed: Optional[int] = self.info.get("seed")
+        self.task: str = truth["task"]
+        self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
+        self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
         self.truth = [TruthFeature(
             index=int(f["index"]), name=f["name"], relevant=bool(f["relevant"]),
             window=(int(f["window"][0]), int(f["window"][1])), effect_size=float(f["effect_size"]),
@@ -78,44 +81,49 @@ class Problem:
             raise ValueError("%s: data %s, targets %s and %d truth features disagree"
                              % (self.path, self.X.shape, self.y.shape, len(self.truth)))
         self._lock = threading.Lock()
-        self._proc = None
-        self._client = None
-        self._tail = None
+        self._proc: Optional["subprocess.Popen[bytes]"] = None
+        self._client: Optional[_protocol.Client] = None
+        self._tail: Optional[StderrTail] = None
 
     @property
-    def feature_names(self):
+    def feature_names(self) -> List[str]:
         return [f.name for f in self.truth]
 
     @property
-    def relevant(self):
+    def relevant(self) -> List[str]:
         """Names of the features the model uses."""
         return [f.name for f in self.truth if f.relevant]
 
-    def _start(self):
+    def _start(self) -> _protocol.Client:
         exe = find_binary(self._binary)
-        self._proc = subprocess.Popen([exe, "serve", "-problem", self.path], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self._tail = StderrTail(self._proc.stderr)
+        proc = subprocess.Popen([exe, "serve", "-problem", self.path], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._proc = proc
+        self._tail = StderrTail(proc.stderr)
         try:
-            self._client = _protocol.Client(self._proc.stdin, self._proc.stdout)
+            self._client = _protocol.Client(proc.stdin, proc.stdout)
         except (EOFError, OSError, _protocol.ProtocolError) as exc:
             self._fail(exc)
+        return self._client
 
-    def _fail(self, exc):
+    def _fail(self, exc: BaseException) -> NoReturn:
         proc, tail = self._proc, self._tail
         self._stop(kill=True)
-        tail.join()
-        msg = tail.error_message(proc.returncode) if proc.returncode else str(exc)
+        msg = str(exc)
+        if tail is not None:
+            tail.join()
+            if proc is not None and proc.returncode:
+                msg = tail.error_message(proc.returncode)
         raise TemporaError("tempora serve -problem %s: %s" % (self.path, msg)) from None
 
-    def predict(self, batch):
+    def predict(self, batch: npt.ArrayLike) -> "npt.NDArray[np.float64]":
         """The model's predictions for batch, an array of shape (m,
         features, timesteps): probabilities of class 1 or values."""
         with self._lock:
-            if self._client is None:
-                self._start()
+            client = self._client if self._client is not None else self._start()
             try:
-                return self._client.predict(batch)
+                return client.predict(batch)
             except (EOFError, OSError, _protocol.ProtocolError) as exc:
                 self._fail(exc)
             except RuntimeError as exc:  # an error answer: the model rejected the batch
@@ -123,26 +131,35 @@ class Problem:
 
     __call__ = predict
 
-    def explain(self, method="time", *, verbose=False, **options):
+    def explain(self, method: Optional[str] = None, *, verbose: bool = False, **options: Any) -> Explanation:
         """Explain the problem's model on its data with the program
         (``tempora explain -problem DIR``); options as for tempora.explain
-        (permutations, alpha, gamma, seed, workers, hierarchy as a path, and
-        method flags)."""
+        (the method's parameters, seed, workers, hierarchy as a path)."""
+        table = method_table(self._binary)
+        m = table.lookup(method) if method is not None else table.default_method()
         with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
             json_path = os.path.join(tmp, "explanation.json")
-            report = run(["explain", "-problem", self.path, "-method", str(method), "-json", json_path]
-                         + option_flags(options), binary=self._binary, verbose=verbose)
+            args = ["explain", "-problem", self.path, "-method", m.name, "-json", json_path]
+            report = run(args + command_flags(table, m, options, _own_flags(args), "Problem.explain()"),
+                         binary=self._binary, verbose=verbose)
             with open(json_path, "rb") as f:
                 return Explanation(f.read().decode("utf-8"), report=report)
 
-    def _stop(self, kill=False, timeout=5.0):
+    def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
+        """Score an explanation (or a features x timesteps matrix of cell
+        scores) against the problem's ground truth with the benchmark's
+        metrics: tempora.evaluate on this problem."""
+        return evaluate(self.path, scores, method=method, mode=mode, binary=self._binary)
+
+    def _stop(self, kill: bool = False, timeout: float = 5.0) -> None:
         proc = self._proc
         self._proc = self._client = None
         if proc is None:
             return
         for stream in (proc.stdin, proc.stdout):
             try:
-                stream.close()  # end of input: the server exits
+                if stream is not None:
+                    stream.close()  # end of input: the server exits
             except OSError:
                 pass
         if kill:
@@ -153,26 +170,26 @@ class Problem:
             proc.kill()
             proc.wait()
 
-    def close(self):
+    def close(self) -> None:
         """End the model server, if running."""
         with self._lock:
             self._stop()
             if self._tail is not None:
                 self._tail.join()
 
-    def __enter__(self):
+    def __enter__(self) -> "Problem":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             if self._proc is not None:
                 self._stop(kill=True)
         except Exception:
             pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Problem %s: %s, %d x %d x %d, relevant %s>" % (
             self.path, self.task, self.X.shape[0], self.X.shape[1], self.X.shape[2], self.relevant)

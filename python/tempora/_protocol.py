@@ -7,11 +7,19 @@ input and output. The tempora side (Client) sends batches to a model program
 such as ``tempora serve`` and reads its answers.
 """
 
+import mmap
 import os
+import socket
 import struct
 import sys
+from typing import IO, Any, Callable, Optional
 
 import numpy as np
+import numpy.typing as npt
+
+#: What a model is: a function of a float64 batch of shape (M, D, L) that
+#: returns M predictions (anything numpy.asarray accepts, or a tensor).
+Predict = Callable[["npt.NDArray[np.float64]"], Any]
 
 VERSION = 1
 HELLO_MAGIC = b"TMPH"
@@ -33,7 +41,7 @@ class ProtocolError(Exception):
     """The other side sent something that is not a valid frame."""
 
 
-def _read_exactly(readinto, view):
+def _read_exactly(readinto: Callable[[memoryview], Optional[int]], view: memoryview) -> bool:
     """Fill view; return False at end of input before its first byte."""
     got, n = 0, len(view)
     while got < n:
@@ -46,13 +54,13 @@ def _read_exactly(readinto, view):
     return True
 
 
-def encode_error(message):
+def encode_error(message: str) -> bytes:
     """Return an error answer frame carrying message."""
     data = message.encode("utf-8", "replace")[:MAX_MESSAGE]
     return _ANSWER.pack(ANSWER_MAGIC, STATUS_ERROR, len(data)) + data
 
 
-def encode_answer(pred, m):
+def encode_answer(pred: Any, m: int) -> bytes:
     """Return the answer frame for predict's result pred on m instances.
 
     pred may be anything numpy.asarray accepts (a PyTorch tensor is
@@ -72,12 +80,13 @@ def encode_answer(pred, m):
     return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, m) + out.tobytes()
 
 
-def describe_exception(exc):
+def describe_exception(exc: BaseException) -> str:
     """Name an exception the way the error frame reports it."""
     return "predict raised %s: %s" % (type(exc).__name__, exc)
 
 
-def serve_stream(predict, readinto, sendall, shared=None):
+def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int]], sendall: Callable[[bytes], Any],
+                 shared: Optional[mmap.mmap] = None) -> Optional[Exception]:
     """Answer requests with predict until the input ends (or the output
     breaks); return the first exception predict raised, or None. The
     exception is reported to tempora, which then stops; predict is not
@@ -121,6 +130,7 @@ def serve_stream(predict, readinto, sendall, shared=None):
             sendall(encode_error(problem))
             raise ProtocolError(problem)
         if magic == SHARED_REQUEST_MAGIC:
+            assert shared is not None
             batch = np.frombuffer(shared, dtype="<f8", count=n, offset=off).reshape(m, d, l)
         else:
             if len(inline) < 8 * n:
@@ -146,44 +156,76 @@ def serve_stream(predict, readinto, sendall, shared=None):
             return first  # tempora has gone (after an error, it stops reading)
 
 
-def serve_socket(predict, sock, shared=None):
+def serve_socket(predict: Predict, sock: socket.socket, shared: Optional[mmap.mmap] = None) -> Optional[Exception]:
     """serve_stream over a connected socket (buffered, so that a header and
     a shared request's offset take one system call)."""
     reader = sock.makefile("rb", buffering=1 << 16)
     try:
-        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared)
+        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared)  # type: ignore[attr-defined]
     finally:
         reader.close()
 
 
-def serve(predict, stdin=None, stdout=None):
+_claimed: Optional[IO[bytes]] = None
+
+
+def claim_stdout() -> IO[bytes]:
+    """Keep standard output for the protocol and return it as a binary
+    stream; from then on Python's print (sys.stdout) and file descriptor 1
+    (written by C libraries) go to standard error.
+
+    serve() does this for the time it serves; a model program whose model
+    prints while it loads calls claim_stdout() first, before loading it.
+    Calling it again returns the same stream.
+    """
+    global _claimed
+    if _claimed is None:
+        try:
+            sys.stdout.flush()
+        except (AttributeError, ValueError):
+            pass
+        proto = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        _claimed = proto
+    return _claimed
+
+
+def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> None:
     """Serve predict to a tempora program that started this process with
     ``-model-cmd``: requests on standard input, answers on standard output.
 
     Standard output belongs to the protocol, so while serving, Python's
     print (sys.stdout) and file descriptor 1 (written by C libraries) are
-    redirected to standard error; do not print to standard output before
+    redirected to standard error (for good if claim_stdout() was called,
+    else until serve returns); do not print to standard output before
     calling serve. Returns when tempora closes the input.
     """
     if stdin is None:
         stdin = sys.stdin.buffer
-    saved_fd = saved_stdout = None
-    if stdout is None:
+    saved_fd: Optional[int] = None
+    saved_stdout: Any = None
+    out: IO[bytes]
+    if stdout is not None:
+        out = stdout
+    elif _claimed is not None:
+        out = _claimed
+    else:
         sys.stdout.flush()
         saved_stdout, saved_fd = sys.stdout, os.dup(1)
-        stdout = os.fdopen(os.dup(1), "wb")
+        out = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
         sys.stdout = sys.stderr
 
-    def sendall(data):
-        stdout.write(data)
-        stdout.flush()
+    def sendall(data: bytes) -> None:
+        out.write(data)
+        out.flush()
 
     try:
-        serve_stream(predict, stdin.readinto, sendall)
+        serve_stream(predict, stdin.readinto, sendall)  # type: ignore[attr-defined]
     finally:
         if saved_fd is not None:
-            stdout.close()
+            out.close()
             os.dup2(saved_fd, 1)
             os.close(saved_fd)
             sys.stdout = saved_stdout
@@ -193,7 +235,7 @@ class Client:
     """The tempora side of the protocol over a pair of binary streams (a
     model program's standard input and output)."""
 
-    def __init__(self, w, r):
+    def __init__(self, w: IO[bytes], r: IO[bytes]) -> None:
         self._w, self._r = w, r
         hello = self._read(len(HELLO), "its hello frame")
         if hello[:4] != HELLO_MAGIC:
@@ -202,13 +244,13 @@ class Client:
         if version != VERSION:
             raise ProtocolError("model speaks protocol version %d, want %d" % (version, VERSION))
 
-    def _read(self, n, what):
+    def _read(self, n: int, what: str) -> bytearray:
         buf = bytearray(n)
-        if n and not _read_exactly(self._r.readinto, memoryview(buf)):
+        if n and not _read_exactly(self._r.readinto, memoryview(buf)):  # type: ignore[attr-defined]
             raise EOFError("the model closed its output before %s" % what)
         return buf
 
-    def predict(self, batch):
+    def predict(self, batch: "npt.ArrayLike") -> "npt.NDArray[np.float64]":
         """Send batch (M, D, L) and return the M predictions. A model error
         raises RuntimeError with the model's message."""
         x = np.ascontiguousarray(batch, dtype="<f8")

@@ -139,6 +139,18 @@ class ServeStreamTest(unittest.TestCase):
 
 
 class ServeStdioTest(unittest.TestCase):
+    def test_claim_stdout(self):
+        # After claim_stdout, print and file descriptor 1 reach standard
+        # error; only what is written to the claimed stream reaches standard
+        # output. A second claim returns the same stream.
+        code = ("import os, sys; sys.path.insert(0, %r); import tempora; out = tempora.claim_stdout(); "
+                "assert tempora.claim_stdout() is out; print('chatty'); os.write(1, b'from C'); "
+                "out.write(b'protocol'); out.flush()" % os.path.join(HERE, ".."))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+        self.assertEqual(r.stdout, b"protocol")
+        self.assertIn(b"chatty", r.stderr)
+        self.assertIn(b"from C", r.stderr)
+
     def test_model_cmd_program(self):
         # tempora.serve makes a script a -model-cmd program; its explanation
         # equals the one through tempora.explain. The model prints, from
