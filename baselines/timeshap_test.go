@@ -315,3 +315,39 @@ func TestTimeSHAPBadInput(t *testing.T) {
 		t.Error("ParseTimeSHAPLevel(cells) gave no error")
 	}
 }
+
+// TestPeersLocalDeterminism checks that the per-instance attributions and
+// pruning outcomes of both temporal peers are bitwise identical for 1 and
+// 3 workers (the explanations are checked by the contract tests).
+func TestPeersLocalDeterminism(t *testing.T) {
+	x := gaussian(60, 3, 8, nil, slices.Repeat([]float64{1}, 24), 5)
+	data := &tempora.Dataset{X: x, Y: make([]float64, 60)}
+	f := tempora.ModelFunc(windowModel)
+	var occ, ts []*tempora.Tensor
+	var rec [][]int
+	for _, w := range []int{1, 3} {
+		o, err := Occlusion{Width: 3, Stride: 2, Workers: w}.Attribute(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := TimeSHAP{Instances: 25, Samples: 300, Seed: 4, Workers: w}.Attribute(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		occ, ts, rec = append(occ, o.Local), append(ts, r.Local), append(rec, r.Recent)
+	}
+	if !sameFloats(occ[0].Data, occ[1].Data) {
+		t.Error("OCC attributions differ between 1 and 3 workers")
+	}
+	if !sameFloats(ts[0].Data, ts[1].Data) || !slices.Equal(rec[0], rec[1]) {
+		t.Error("TimeSHAP attributions or pruning differ between 1 and 3 workers")
+	}
+	// The sampled coalitions must matter: another seed changes them.
+	r, err := TimeSHAP{Instances: 25, Samples: 300, Seed: 5}.Attribute(context.Background(), f, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameFloats(r.Local.Data, ts[0].Data) {
+		t.Error("TimeSHAP attributions do not depend on the seed")
+	}
+}
