@@ -134,6 +134,18 @@ const (
 // W the number of windows per feature; windows are evaluated in parallel,
 // each worker rewriting only its window of a private copy of the data, and
 // combined in a fixed order, so the result does not depend on Workers.
+//
+// References:
+//
+//   - M. D. Zeiler and R. Fergus. Visualizing and understanding
+//     convolutional networks. ECCV 2014 (occlusion with a sliding window).
+//   - H. Suresh, N. Hunt, A. Johnson, L. A. Celi, P. Szolovits and
+//     M. Ghassemi. Clinical intervention prediction and understanding with
+//     deep neural networks. MLHC 2017 (feature occlusion over time).
+//   - N. Kokhlikyan et al. Captum: a unified and generic model
+//     interpretability library for PyTorch. arXiv:2009.07896, 2020
+//     (Occlusion: windows, strides, cut-off last window, averaging over
+//     covering windows).
 type Occlusion struct {
 	// Width is the window width in timesteps; zero means
 	// DefaultOcclusionWidth. It must not exceed the data's timesteps.

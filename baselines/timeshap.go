@@ -122,6 +122,15 @@ const timeshapGramBlock = 64
 // from (Seed, "timeshap", instance), and combined in instance order, so the
 // result does not depend on Workers. Each instance costs one or two model
 // calls.
+//
+// References:
+//
+//   - J. Bento, P. Saleiro, A. F. Cruz, M. A. T. Figueiredo and P. Bizarro.
+//     TimeSHAP: explaining recurrent models through sequence
+//     perturbations. KDD 2021 (temporal coalitions, pruning, event, feature
+//     and cell levels).
+//   - S. M. Lundberg and S.-I. Lee. A unified approach to interpreting
+//     model predictions. NeurIPS 2017 (KernelSHAP, the Shapley kernel).
 type TimeSHAP struct {
 	// Level selects the players; the zero value is CellLevel.
 	Level TimeSHAPLevel
