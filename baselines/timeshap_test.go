@@ -170,10 +170,14 @@ func shapley(f tempora.Model, x, b []float64, d, l int, players [][]int) []float
 }
 
 // interacting is a nonlinear model with interactions between cells and
-// timesteps: x₀,₁·x₁,₂ + sin(x₀,₂) + max(x₁,₀, x₁,₁)².
+// timesteps: x₀,₁·x₁,₂ + sin(x₀,₂) + max(x₁,₀, x₁,₁)² + x₀,₀·x₁,₁·x₀,₂. The
+// three-way term makes TestTimeSHAPExactShapley sensitive to the kernel
+// weights: without it, corrupting the relative weights of the subset sizes
+// went undetected.
 func interacting(dst []float64, x *tempora.Tensor) error {
 	for i := range x.M {
-		dst[i] = x.At(i, 0, 1)*x.At(i, 1, 2) + math.Sin(x.At(i, 0, 2)) + math.Pow(math.Max(x.At(i, 1, 0), x.At(i, 1, 1)), 2)
+		dst[i] = x.At(i, 0, 1)*x.At(i, 1, 2) + math.Sin(x.At(i, 0, 2)) + math.Pow(math.Max(x.At(i, 1, 0), x.At(i, 1, 1)), 2) +
+			x.At(i, 0, 0)*x.At(i, 1, 1)*x.At(i, 0, 2)
 	}
 	return nil
 }
