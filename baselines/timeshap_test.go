@@ -355,3 +355,57 @@ func TestPeersLocalDeterminism(t *testing.T) {
 		t.Error("TimeSHAP attributions do not depend on the seed")
 	}
 }
+
+// TestTimeSHAPSampledConverges checks the sampled KernelSHAP path against
+// exact Shapley values: 12 cell players (4094 coalitions in all) of a
+// model with two- and three-way interactions, 20 instances, with budgets
+// of 300 and 3000 coalitions. KernelSHAP is a consistent estimator whose
+// Monte Carlo error falls at least as 1/√n in the number of sampled
+// coalitions (faster once more subset sizes are enumerated), so ten times
+// the budget must cut the mean absolute error by √10 ≈ 3.2; the test asks
+// for half that factor, slack for the variability of an error averaged
+// over 240 attributions. Wrong kernel weights give an error that stops
+// falling (corrupting the sampled weights' normalisation makes it grow),
+// which fails the ratio.
+func TestTimeSHAPSampledConverges(t *testing.T) {
+	const d, l, m = 3, 4, 20
+	x := gaussian(m, d, l, nil, slices.Repeat([]float64{1}, d*l), 2)
+	data := &tempora.Dataset{X: x, Y: make([]float64, m)}
+	f := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range x.M {
+			dst[i] = x.At(i, 0, 1)*x.At(i, 1, 2)*x.At(i, 2, 3) + math.Sin(x.At(i, 0, 2)+x.At(i, 2, 0)) +
+				math.Pow(math.Max(x.At(i, 1, 0), math.Max(x.At(i, 1, 1), x.At(i, 2, 2))), 2)
+		}
+		return nil
+	})
+	b := eventMeans(x)
+	players := make([][]int, d*l)
+	for c := range players {
+		players[c] = []int{c}
+	}
+	exact := make([][]float64, m)
+	var mag float64
+	for i := range m {
+		exact[i] = shapley(f, x.Instance(i), b, d, l, players)
+		for _, v := range exact[i] {
+			mag += math.Abs(v)
+		}
+	}
+	relErr := func(samples int) float64 {
+		r, err := TimeSHAP{Recent: l, Samples: samples, Instances: m, Seed: 3}.Attribute(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e float64
+		for i := range m {
+			for c, v := range exact[i] {
+				e += math.Abs(r.Local.Data[i*d*l+c] - v)
+			}
+		}
+		return e / mag
+	}
+	lo, hi := relErr(300), relErr(3000)
+	if want := math.Sqrt(10) / 2; !(lo/hi >= want) {
+		t.Errorf("relative error %.4f with 300 coalitions and %.4f with 3000: fell by %.2f, want at least %.2f", lo, hi, lo/hi, want)
+	}
+}
