@@ -175,17 +175,20 @@ type TimeSHAPResult struct {
 
 // TimeSHAPMemory estimates the bytes TimeSHAP allocates for n explained
 // instances of d features × l timesteps with the given coalitions per
-// instance (0: the default for the largest player count) and workers: the
-// attributions, and per worker the model input, the design matrix, the
-// masks and the Gram matrix with its factor.
+// instance (0: the default for the largest player count, d·l + 1) and
+// workers: the n × d × l attributions, and per worker the model input
+// (coalitions + 2l + 2 rows), the design matrix, the masks and their
+// dedup keys, the Gram matrix with its Cholesky factor and eigenvectors,
+// and vectors. The data and whatever the model allocates come on top.
 func TimeSHAPMemory(n, d, l, samples, workers int) float64 {
-	p := float64(d*l + 1) // players at most
+	cells := float64(d * l)
+	p := cells + 1 // players at most
 	s := float64(samples)
 	if samples == 0 {
 		s = 2*p + TimeSHAPAutoSamples
 	}
-	fn, fw, fp := float64(n), float64(workers), float64(d*l)
-	return 8*fn*fp + fw*(8*(s+2*fp)*fp+8*s*p+s*p+16*p*p+64*s)
+	perWorker := 8*(s+2*float64(l)+2)*cells + 8*s*p + 2*s*p + 24*p*p + 64*s
+	return 8*float64(n)*cells + float64(workers)*perWorker
 }
 
 // timeshapSetup is a TimeSHAP configuration resolved against a dataset.
@@ -365,10 +368,13 @@ type shapWork struct {
 
 func newShapWork(s *timeshapSetup) *shapWork {
 	p := s.d * s.l
+	coalitions := kernelSamples(s.maxPlayer, s.samples)
 	return &shapWork{
-		rows: make([]float64, s.maxRows*p),
-		pred: make([]float64, s.maxRows),
-		used: map[string]int{},
+		rows:    make([]float64, s.maxRows*p),
+		pred:    make([]float64, s.maxRows),
+		masks:   make([]bool, 0, coalitions*s.maxPlayer),
+		weights: make([]float64, 0, coalitions),
+		used:    make(map[string]int, coalitions),
 	}
 }
 

@@ -409,3 +409,39 @@ func TestTimeSHAPSampledConverges(t *testing.T) {
 		t.Errorf("relative error %.4f with 300 coalitions and %.4f with 3000: fell by %.2f, want at least %.2f", lo, hi, lo/hi, want)
 	}
 }
+
+// TestTimeSHAPMemoryEstimate checks TimeSHAPMemory against the bytes a run
+// allocates when TimeSHAP's buffers dominate (200 cells, all recent, so
+// 200 players and 2448 or 5000 coalitions of 200 cells:
+// model inputs of 4–8 MB per worker). Each worker explains one instance,
+// so that the allocations are those of one set of buffers; later
+// instances reuse them apart from small per-instance workspaces (the
+// players, the solver's factor, the dedup keys), which the estimate
+// covers but does not multiply. As for LIME, the estimate must be within
+// 5% below and 25% above the allocation.
+func TestTimeSHAPMemoryEstimate(t *testing.T) {
+	const d, l = 10, 20
+	sd := make([]float64, d*l)
+	a := make([]float64, d*l)
+	for c := range sd {
+		sd[c], a[c] = 1, float64(c%5)-2
+	}
+	for _, workers := range []int{1, 2} {
+		data, f := linearProblem(t, workers, d, l, a, nil, sd, 2)
+		for _, samples := range []int{0, 5000} {
+			cfg := TimeSHAP{Recent: l, Samples: samples, Workers: workers}
+			var err error
+			got := allocatedBy(func() {
+				_, err = cfg.Explain(context.Background(), f, data)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			est := TimeSHAPMemory(workers, d, l, samples, workers)
+			t.Logf("%d workers, %d coalitions: estimate %.0f bytes, allocated %.0f (ratio %.3f)", workers, samples, est, got, est/got)
+			if est < 0.95*got || est > 1.25*got {
+				t.Errorf("%d workers, %d coalitions: estimate %.0f bytes, allocated %.0f", workers, samples, est, got)
+			}
+		}
+	}
+}
