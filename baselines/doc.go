@@ -1,8 +1,12 @@
 // Package baselines implements the explanation methods the TIME paper
 // compares against: LIME, SAGE with marginal, mean and zero imputation
 // (SAGE, SAGE-m, SAGE-z), and permutation importance with and without FDR
-// filtering (PERM, PERM-f). Each is a value config that satisfies
-// tempora.Explainer; its zero value is the configuration the paper ran.
+// filtering (PERM, PERM-f), and two model-agnostic temporal attributions
+// the field compares with: sliding-window occlusion (OCC) and KernelSHAP
+// over temporal coalitions in the manner of TimeSHAP. Each is a value
+// config that satisfies tempora.Explainer; the zero value of a paper
+// baseline is the configuration the paper ran, and that of OCC and
+// TimeSHAP is their defining papers' configuration.
 //
 // # The unrolled table
 //
@@ -40,6 +44,16 @@
 // significant under Benjamini–Hochberg at 0.1 over all D·L cells; the
 // p-values are in PermResult.
 //
+// Occlusion replaces a window of one feature (width and stride in
+// timesteps) by a baseline (zero, the cell's mean or the feature's mean) in
+// every instance and scores each cell by the mean |change of the model's
+// output| over the windows covering it; it needs no targets. TimeSHAP
+// explains each of the first instances by KernelSHAP: the most recent
+// timesteps' cells (or events, or features) are players of their own, the
+// older timesteps one pruned player, absent players take a baseline, and a
+// cell's global score is the mean |attribution| over the explained
+// instances. Both also return per-instance attributions (Attribute).
+//
 // # Determinism and speed
 //
 // All randomness comes from streams derived from the config's Seed and a key
@@ -58,6 +72,13 @@
 //     SP-LIME).
 //   - I. Covert, S. Lundberg and S.-I. Lee. Understanding global feature
 //     contributions with additive importance measures. NeurIPS 2020 (SAGE).
+//   - M. D. Zeiler and R. Fergus. Visualizing and understanding
+//     convolutional networks. ECCV 2014 (occlusion); H. Suresh et al.
+//     Clinical intervention prediction and understanding with deep neural
+//     networks. MLHC 2017 (occlusion over time).
+//   - J. Bento, P. Saleiro, A. F. Cruz, M. A. T. Figueiredo and P. Bizarro.
+//     TimeSHAP: explaining recurrent models through sequence perturbations.
+//     KDD 2021.
 //   - L. Breiman. Random forests. Machine Learning 45(1):5–32, 2001
 //     (permutation importance).
 //   - A. Fisher, C. Rudin and F. Dominici. All models are wrong, but many are

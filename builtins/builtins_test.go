@@ -79,10 +79,16 @@ func TestQuickDefaults(t *testing.T) {
 // zeroMeans is, for an explainer field whose zero value stands for a
 // default constant, that constant, as the explainers document it.
 var zeroMeans = map[string]any{
-	"explain.TIME.Alpha":     explain.DefaultAlpha,
-	"explain.TIME.Gamma":     explain.DefaultGamma,
-	"baselines.LIME.Samples": baselines.DefaultLIMESamples,
-	"baselines.PERM.Alpha":   baselines.DefaultPERMAlpha,
+	"explain.TIME.Alpha":         explain.DefaultAlpha,
+	"explain.TIME.Gamma":         explain.DefaultGamma,
+	"baselines.LIME.Samples":     baselines.DefaultLIMESamples,
+	"baselines.PERM.Alpha":       baselines.DefaultPERMAlpha,
+	"baselines.Occlusion.Width":  baselines.DefaultOcclusionWidth,
+	"baselines.Occlusion.Stride": baselines.DefaultOcclusionStride,
+	// The zero Baseline is each method's own default.
+	"baselines.Occlusion.Baseline": baselines.ZeroBaseline,
+	"baselines.TimeSHAP.Baseline":  baselines.EventBaseline,
+	"baselines.TimeSHAP.Tolerance": baselines.DefaultTimeSHAPTolerance,
 }
 
 // deliberate are the table defaults that differ from the explainer's zero
@@ -125,7 +131,9 @@ func compareWithZero(t *testing.T, name string, ex tempora.Explainer) {
 	got := reflect.ValueOf(ex)
 	typ := got.Type()
 	zero := reflect.New(typ).Elem()
-	zero.FieldByName("Seed").SetUint(7)
+	if f := zero.FieldByName("Seed"); f.IsValid() {
+		f.SetUint(7)
+	}
 	zero.FieldByName("Workers").SetInt(3)
 	if f := zero.FieldByName("Imputer"); f.IsValid() {
 		f.Set(got.FieldByName("Imputer"))
@@ -150,5 +158,30 @@ func compareWithZero(t *testing.T, name string, ex tempora.Explainer) {
 		case !reflect.DeepEqual(g, want):
 			t.Errorf("%s: the table's default sets %s to %v, want %v", name, key, g, want)
 		}
+	}
+}
+
+// TestPeerVariants runs explainertest on OCC and TimeSHAP away from their
+// defaults: other widths, strides, levels and baselines.
+func TestPeerVariants(t *testing.T) {
+	tab := table(t)
+	for _, tc := range []struct {
+		method string
+		params map[string]string
+	}{
+		{"OCC", map[string]string{"occlusion-width": "3", "occlusion-stride": "2", "baseline": "mean"}},
+		{"TimeSHAP", map[string]string{"level": "event", "coalitions": "40", "baseline": "zero"}},
+		{"TimeSHAP", map[string]string{"level": "feature", "recent": "2", "instances-explained": "0"}},
+	} {
+		m, err := tab.Lookup(tc.method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(tc.method, func(t *testing.T) {
+			t.Parallel()
+			if err := explainertest.Test(m, explainertest.Options{Params: tc.params}); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 // Package builtins holds tempora's built-in explanation methods as
 // method.Method values: TIME and TIME-n (one run), LIME, SAGE, SAGE-m,
 // SAGE-z, and PERM and PERM-f (one run), in the order of the paper's
-// tables. The command line ("tempora explain", "tempora methods") and the
+// tables, then the temporal peers OCC (sliding-window occlusion) and
+// TimeSHAP (KernelSHAP over temporal coalitions). The command line ("tempora explain", "tempora methods") and the
 // benchmark (package experiments) take their method table from Methods.
 //
-// Each method is one file (time.go, lime.go, sage.go, perm.go) that
+// Each method is one file (time.go, lime.go, sage.go, perm.go,
+// occlusion.go, timeshap.go) that
 // declares its parameters once, as typed method.Spec values: the table's
 // parameters, flags, grid axes, help texts and records are derived from
 // those declarations, and the constructor reads its values through them.
@@ -22,9 +24,10 @@ import (
 	"github.com/tempora-dev/tempora/method"
 )
 
-// Methods returns the built-in methods in the order of the paper's tables:
-// TIME and TIME-n (one run), LIME, SAGE, SAGE-m, SAGE-z, and PERM and
-// PERM-f (one run). Each call returns fresh values.
+// Methods returns the built-in methods: those of the paper's tables in
+// their order (TIME and TIME-n from one run, LIME, SAGE, SAGE-m, SAGE-z,
+// PERM and PERM-f from one run), then OCC and TimeSHAP. Each call returns
+// fresh values.
 func Methods() []method.Method {
 	timeM, permM := timeMethod(), permMethod()
 	return []method.Method{
@@ -36,5 +39,7 @@ func Methods() []method.Method {
 		sageMethod(baselines.Zero),
 		permM,
 		permFMethod(&permM),
+		occMethod(),
+		timeSHAPMethod(),
 	}
 }

@@ -173,7 +173,7 @@ func TestMessages(t *testing.T) {
 		{[]string{"evaluate", "-problem", "nowhere", "-scores", "s.csv"}, "tempora: evaluate: open nowhere/truth.json: no such file or directory"},
 		{[]string{"serve", "-problem", "nowhere"}, "tempora: serve: open nowhere/problem.json: no such file or directory"},
 		{[]string{"explain", "-problem", "p", "-hierarchy", "nowhere.json"}, "tempora: explain: TIME: hierarchy: open nowhere.json: no such file or directory"},
-		{[]string{"run", "-suite", "table1", "-methods", "shap", "-out", "o"}, `tempora: run: unknown method "shap" (have TIME, TIME-n, LIME, SAGE, SAGE-m, SAGE-z, PERM, PERM-f)`},
+		{[]string{"run", "-suite", "table1", "-methods", "shap", "-out", "o"}, `tempora: run: unknown method "shap" (have TIME, TIME-n, LIME, SAGE, SAGE-m, SAGE-z, PERM, PERM-f, OCC, TimeSHAP)`},
 		// The root package's error came out as "tempora: tempora: …".
 		{[]string{"run", "-suite", "grid", "-grid", "task=0", "-out", "o"}, "tempora: run: grid task=0, want regression or classification"},
 		// "-1 models" said only what was given.

@@ -1,0 +1,35 @@
+package builtins
+
+import (
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/method"
+)
+
+// OCC's parameters.
+var (
+	occWidth = method.Spec[int]{Name: "occlusion-width", Doc: "width in timesteps of the occluded window of one feature",
+		Default: baselines.DefaultOcclusionWidth, Range: "[1, inf)"}
+	occStride = method.Spec[int]{Name: "occlusion-stride", Doc: "step between the starts of occluded windows (at most the width)",
+		Default: baselines.DefaultOcclusionStride, Range: "[1, inf)"}
+	occBaseline = method.Spec[string]{Name: "baseline",
+		Doc:     "value of occluded cells: zero, mean (the cell's mean over instances) or event (the feature's mean over instances and timesteps)",
+		Default: baselines.ZeroBaseline.String()}
+)
+
+// occMethod is OCC, sliding-window occlusion (baselines.Occlusion).
+func occMethod() method.Method {
+	return method.Method{
+		Name:   "OCC",
+		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell",
+		Params: method.Params(occWidth, occStride, occBaseline),
+		New: func(c method.Config) (tempora.Explainer, error) {
+			b, err := baselines.ParseBaseline(occBaseline.Get(c.Values))
+			if err != nil {
+				return nil, err
+			}
+			return baselines.Occlusion{Width: occWidth.Get(c.Values), Stride: occStride.Get(c.Values),
+				Baseline: b, Workers: c.Workers}, nil
+		},
+	}
+}
