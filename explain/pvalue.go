@@ -54,9 +54,18 @@ import (
 // So p takes the values h/k for k = h, …, N − 1 and (1 + j)/(1 + N) for
 // j = 0, …, h; its floor is still 1/(1 + N), reached by a test that runs to
 // its cap with no hit. Under the null hypothesis (the draws and the data
-// exchangeable) P(p ≤ u) ≤ u for every u, with equality at the atoms for
-// a continuous statistic, so Benjamini–Hochberg keeps its guarantee. A
-// null test (p roughly uniform) stops after about h·(1 + ln(N/h)) draws on
+// exchangeable) with a continuous statistic, the baseline's quantile U is
+// uniform and each draw is a hit with probability U, independently; over U,
+//
+//	P(p = h/k)         = h/(k(k+1))   for h ≤ k ≤ N − 1,
+//	P(p = (1+j)/(1+N)) = 1/(N+1)      for 0 ≤ j < h,
+//	P(p = (1+h)/(1+N)) = h/(N(N+1)),
+//
+// so P(p ≤ u) ≤ u for every u (tested in pvalue_test.go), with equality at
+// the atoms (1+j)/(1+N), j < h, and h/k ≥ (1+h)/(1+N); at the stopped
+// atoms h/k < (1+h)/(1+N) it falls short by h/(N(N+1)), and at (1+h)/(1+N)
+// it is h/k₀, k₀ = ⌈h(N+1)/(1+h)⌉: the price of the cap rule above.
+// Benjamini–Hochberg keeps its guarantee. A null test stops after about h·(1 + ln(N/h)) draws on
 // average; only a test that ends up significant runs to its cap.
 //
 // Exact tests: when the permutation group of the block is small, n! − 1 ≤
