@@ -237,6 +237,20 @@ func TestRunErrors(t *testing.T) {
 	if _, err := eng.Run(ctx, []explain.Test{{Features: []int{0}, Window: w, Permutations: 5}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: error %v, want context.Canceled", err)
 	}
+	// A cancelled run fails whatever the number of draws per worker, also
+	// when every worker takes at most one draw of the batch.
+	for _, workers := range []int{1, 2, 8} {
+		eng, err := explain.NewEngine(model, data, nil, 1, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []int{1, 2, 20} {
+			_, err := eng.Run(ctx, []explain.Test{{Features: []int{0}, Window: w, Permutations: p}})
+			if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "explain: ") {
+				t.Errorf("cancelled run of %d draws on %d workers: error %v, want explain: context canceled", p, workers, err)
+			}
+		}
+	}
 }
 
 // TestPValueFormula checks p = (1 + #{draws not worse}) / (1 + P) and the

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/fdr"
 )
 
 // Defaults of the TIME configuration, used for zero fields.
@@ -18,41 +16,7 @@ const (
 	DefaultPermutations = 50
 	DefaultAlpha        = 0.1
 	DefaultGamma        = 0.99
-	// StopHits is the largest h of a sequential test (SequentialStop).
-	StopHits = 10
 )
-
-// MinPermutations returns the smallest number of permutations P at which a
-// single test of a family of m tests can pass Benjamini–Hochberg at level
-// alpha: the smallest p-value of a permutation test, 1/(P+1), must be at
-// most alpha/m, so P = ⌈m/alpha⌉ − 1 (99 for 10 tests at 0.1). With fewer,
-// BH rejects nothing unless several tests reach the smallest p-value
-// together. It returns at least 1 for m ≥ 1 and alpha in (0, 1).
-func MinPermutations(m int, alpha float64) int {
-	// The slack keeps ⌈10/0.1⌉ at 100 despite 0.1's rounding.
-	return max(1, int(math.Ceil(float64(m)/alpha-1e-9))-1)
-}
-
-// SequentialStop returns the stopping rule of a sequential test of at most
-// p draws whose p-value will be compared with thresholds of at most alpha
-// (every Benjamini–Hochberg threshold of a family at level alpha is at most
-// alpha): Stop{Hits: h} with
-//
-//	h = min(StopHits, ⌊alpha·p⌋ + 1).
-//
-// h = 10 is Besag and Clifford's suggestion: the p-value h/k of a test
-// stopped at draw k is then known to about 1/√h ≈ 30% relative error,
-// plenty for comparisons with BH thresholds, and a null test stops after
-// about h/p draws. The bound ⌊alpha·p⌋ + 1 stops a test as soon as it can
-// no longer reach p ≤ alpha: a test stopped at draw k ≤ p has p-value h/k >
-// alpha, and the fixed test with the same p draws would have had at least
-// h + 1 hits out of p + 1, also a p-value above alpha. Whenever
-// ⌊alpha·p⌋ + 1 ≤ StopHits (p ≤ 99 at alpha = 0.1) the sequential test
-// therefore rejects exactly when the fixed test with the same draws does:
-// it only saves draws.
-func SequentialStop(alpha float64, p int) Stop {
-	return Stop{Hits: min(StopHits, int(math.Floor(alpha*float64(p)+1e-9))+1)}
-}
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
 // Craven (see the package documentation). The zero value runs sequential
@@ -78,9 +42,10 @@ type TIME struct {
 	// FullProbes).
 	Fixed bool
 	// FullProbes runs every window-search probe to its cap in sequential
-	// mode, instead of stopping it once the interval score ± 3 SE (after at
-	// least 5 draws) settles the comparison with the threshold. Fixed
-	// implies it.
+	// mode, instead of stopping it once a Student-t interval of its score
+	// with the coverage of ±DefaultProbeZ SE (after at least
+	// DefaultProbeMinDraws draws) settles the comparison with the
+	// threshold (Stop.Probe). Fixed implies it.
 	FullProbes bool
 	// Alpha is the FDR level α of every Benjamini–Hochberg family, in
 	// (0, 1); 0 means DefaultAlpha.
@@ -184,205 +149,96 @@ func (c TIME) probeCap() int {
 	return DefaultPermutations
 }
 
-// node is a feature or a group in the test hierarchy.
-type node struct {
-	key      string // stream key prefix
-	name     string
-	members  []int
-	children []*node // the family tested when this node is rejected
-	res      *tempora.FeatureResult
-}
-
-func (n *node) test(kind string, w tempora.Window, k Perturbation, p int, stop Stop) Test {
-	return Test{Features: n.members, Window: w, Kind: k, Permutations: p, Key: n.key + "/" + kind, Stop: stop}
-}
-
-// The kinds of test in Accounting.Draws, in this order.
-const (
-	drawOverall = iota
-	drawSearch
-	drawOrdering
-	drawWindow
-	drawWindowOrdering
-	drawKinds
-)
-
-var drawNames = [drawKinds]string{"overall", "window search", "ordering", "window", "window ordering"}
-
-// tally adds the draws of results to the count of kind k.
-func tally(counts []tempora.DrawCount, k int, res ...TestResult) {
-	for _, r := range res {
-		counts[k].Tests++
-		counts[k].Draws += int64(r.Evaluated)
-		counts[k].MaxDraws += int64(r.Max)
-	}
-}
-
 // Explain runs TIME on model m and data. It returns an error, never a
 // panic, for an invalid configuration, invalid data (shape, non-finite
 // values, non-binary classification labels, fewer than 2 instances), an
 // invalid hierarchy, a failing model or one that predicts non-finite
 // values, or when ctx is cancelled.
+//
+// The steps (see the package documentation) are: the feature and group
+// families, top-down (testFamilies); for every important node, the window
+// search (searchWindows), the family {whole-sequence ordering, window}
+// (testOrderingWindow) and, if the window is significant, the window
+// ordering (testWindowOrderings); then the cells.
 func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	began := time.Now()
-	cfg, err := c.config()
+	r, top, err := c.start(m, data)
 	if err != nil {
 		return nil, err
 	}
+	important, err := r.testFamilies(ctx, top)
+	if err != nil {
+		return nil, err
+	}
+	probe := !r.cfg.Fixed && !r.cfg.FullProbes
+	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, &r.counts[drawSearch])
+	if err != nil {
+		return nil, err
+	}
+	significant, err := r.testOrderingWindow(ctx, important, windows)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.testWindowOrderings(ctx, significant); err != nil {
+		return nil, err
+	}
+	fillCells(r.ex)
+	acc := r.eng.Accounting()
+	acc.WindowProbes = probes
+	acc.Draws = r.counts
+	acc.Runtime = time.Since(began)
+	r.ex.Accounting = acc
+	return r.ex, nil
+}
+
+// timeRun is the state of one Explain: the configuration with its defaults,
+// the engine, the explanation being filled in, the whole sequence's window
+// and the draws per kind of test.
+type timeRun struct {
+	cfg    TIME
+	eng    *Engine
+	ex     *tempora.Explanation
+	whole  tempora.Window
+	counts []tempora.DrawCount
+}
+
+// start checks the configuration, the model, the data and the hierarchy
+// (before the model is called), builds the test tree, predicts the
+// baseline and collects the warnings known before any test. It returns the
+// run and the top family.
+func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, nil, err
+	}
 	if m == nil {
-		return nil, fmt.Errorf("explain: nil model")
+		return nil, nil, fmt.Errorf("explain: nil model")
 	}
 	if data == nil {
-		return nil, fmt.Errorf("explain: nil dataset")
+		return nil, nil, fmt.Errorf("explain: nil dataset")
 	}
 	if err := data.Validate(2); err != nil {
-		return nil, fmt.Errorf("explain: %w", err)
+		return nil, nil, fmt.Errorf("explain: %w", err)
 	}
-	// Check the hierarchy before the model is called.
-	x := data.X
 	ex := tempora.NewExplanation("TIME", data)
 	top, err := cfg.buildNodes(ex, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if eng.BaselineLoss() == 0 {
 		ex.Warnings = append(ex.Warnings, "baseline loss is zero: the model fits the targets exactly")
 	}
 	ex.Warnings = append(ex.Warnings, cfg.floorWarnings(top)...)
-	whole := tempora.Window{Start: 0, End: x.L - 1}
 	counts := make([]tempora.DrawCount, drawKinds)
 	for k := range counts {
 		counts[k].Test = drawNames[k]
 	}
-
-	// Stage A: overall importance, family by family, top-down. All families
-	// of one level run in one batch.
-	var important []*node
-	for families := [][]*node{top}; len(families) > 0; {
-		var tests []Test
-		for _, fam := range families {
-			p := cfg.maxDraws(len(fam))
-			for _, n := range fam {
-				tests = append(tests, n.test("overall", whole, AcrossInstances, p, cfg.stop(p)))
-			}
-		}
-		res, err := eng.Run(ctx, tests)
-		if err != nil {
-			return nil, err
-		}
-		tally(counts, drawOverall, res...)
-		var next [][]*node
-		k := 0
-		for _, fam := range families {
-			p := make([]float64, len(fam))
-			for i, n := range fam {
-				r := res[k]
-				k++
-				n.res.Tested = true
-				n.res.Score = r.Score
-				n.res.PValue = r.PValue
-				p[i] = r.PValue
-			}
-			rej, adj := bh(p, cfg.Alpha)
-			for i, n := range fam {
-				n.res.PAdjusted = adj[i]
-				n.res.Important = rej[i]
-				if rej[i] {
-					important = append(important, n)
-					if len(n.children) > 0 {
-						next = append(next, n.children)
-					}
-				}
-			}
-		}
-		families = next
-	}
-
-	// Stage B: for each important node, window search, then the family
-	// {whole-sequence ordering, window} under BH, then the window ordering
-	// if the window is significant.
-	probe := !cfg.Fixed && !cfg.FullProbes
-	windows, probes, err := searchWindows(ctx, eng, important, x.L, (1-cfg.Gamma)/2, cfg.probeCap(), probe, &counts[drawSearch])
-	if err != nil {
-		return nil, err
-	}
-	pairMax, ordMax := cfg.maxDraws(2), cfg.orderingDraws(2, x.L)
-	var tests []Test
-	for i, n := range important {
-		tests = append(tests,
-			n.test("ordering", whole, WithinWindow, ordMax, cfg.stop(ordMax)),
-			n.test("window", windows[i], AcrossInstances, pairMax, cfg.stop(pairMax)))
-	}
-	res, err := eng.Run(ctx, tests)
-	if err != nil {
-		return nil, err
-	}
-	var sig []*node
-	for i, n := range important {
-		ord, win := res[2*i], res[2*i+1]
-		tally(counts, drawOrdering, ord)
-		tally(counts, drawWindow, win)
-		w := windows[i]
-		n.res.Window = &w
-		n.res.OrderingPValue = ord.PValue
-		n.res.WindowScore = win.Score
-		n.res.WindowPValue = win.PValue
-		rej, adj := bh([]float64{ord.PValue, win.PValue}, cfg.Alpha)
-		n.res.OrderingPAdjusted, n.res.OrderingImportant = adj[0], rej[0]
-		n.res.WindowPAdjusted, n.res.WindowSignificant = adj[1], rej[1]
-		if rej[1] {
-			sig = append(sig, n)
-		}
-	}
-	tests = tests[:0]
-	for _, n := range sig {
-		p := cfg.orderingDraws(1, n.res.Window.Len())
-		tests = append(tests, n.test("window-ordering", *n.res.Window, WithinWindow, p, cfg.stop(p)))
-	}
-	res, err = eng.Run(ctx, tests)
-	if err != nil {
-		return nil, err
-	}
-	tally(counts, drawWindowOrdering, res...)
-	for i, n := range sig {
-		// A family of one: BH at α rejects iff p ≤ α, and the adjusted
-		// p-value is the raw one.
-		n.res.WindowOrderingPValue = res[i].PValue
-		n.res.WindowOrderingImportant = res[i].PValue <= cfg.Alpha
-		w := n.res.Window.Len()
-		if f, ok := factorial(w, tests[i].Permutations+1); ok && 1/float64(f) > cfg.Alpha {
-			ex.Warnings = append(ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %v", n.name, *n.res.Window, w, f, cfg.Alpha))
-		}
-	}
-
-	// Cells: an important feature's window score over its window if the
-	// window is significant, else its overall score over all timesteps.
-	for j := range ex.Features {
-		f := &ex.Features[j]
-		if !f.Important {
-			continue
-		}
-		row := ex.Cells[j*x.L : (j+1)*x.L]
-		if f.WindowSignificant {
-			for t := f.Window.Start; t <= f.Window.End; t++ {
-				row[t] = f.WindowScore
-			}
-		} else {
-			for t := range row {
-				row[t] = f.Score
-			}
-		}
-	}
-	acc := eng.Accounting()
-	acc.WindowProbes = probes
-	acc.Draws = counts
-	acc.Runtime = time.Since(began)
-	ex.Accounting = acc
-	return ex, nil
+	r := &timeRun{cfg: cfg, eng: eng, ex: ex, whole: tempora.Window{Start: 0, End: data.X.L - 1}, counts: counts}
+	return r, top, nil
 }
 
 // floorWarnings checks every family of the hierarchy: the top family, the
@@ -428,75 +284,4 @@ func (c TIME) floorWarnings(top []*node) []string {
 	check("each {ordering, window} pair (2 tests)", 2)
 	check("each window-ordering test (a family of 1)", 1)
 	return out
-}
-
-// bh applies fdr.BH to p at level alpha.
-func bh(p []float64, alpha float64) ([]bool, []float64) {
-	rej := make([]bool, len(p))
-	adj := make([]float64, len(p))
-	fdr.BH(rej, adj, p, alpha)
-	return rej, adj
-}
-
-// buildNodes returns the top family and fills ex.Groups (pre-order) for a
-// hierarchy.
-func (c TIME) buildNodes(ex *tempora.Explanation, data *tempora.Dataset) ([]*node, error) {
-	d := data.X.D
-	featNode := func(j int) *node {
-		return &node{key: "time/feature/" + strconv.Itoa(j), name: fmt.Sprintf("feature %q", data.Name(j)), members: []int{j}, res: &ex.Features[j]}
-	}
-	if c.Hierarchy == nil {
-		top := make([]*node, d)
-		for j := range top {
-			top[j] = featNode(j)
-		}
-		return top, nil
-	}
-	if err := c.Hierarchy.validate(d, data.FeatureNames); err != nil {
-		return nil, err
-	}
-	// Count groups first so that result pointers into ex.Groups stay valid.
-	var count func(g *Group) int
-	count = func(g *Group) int {
-		n := 1
-		for _, ch := range g.Children {
-			n += count(ch)
-		}
-		return n
-	}
-	total := 0
-	for _, g := range c.Hierarchy.Groups {
-		total += count(g)
-	}
-	ex.Groups = make([]tempora.FeatureResult, 0, total)
-	covered := make([]bool, d)
-	var build func(g *Group) *node
-	build = func(g *Group) *node {
-		r := tempora.NewFeatureResult(-1, g.Name)
-		r.Members = g.members()
-		ex.Groups = append(ex.Groups, r)
-		n := &node{key: "time/group/" + strconv.Quote(g.Name), name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1]}
-		for _, j := range g.Features {
-			covered[j] = true
-			n.children = append(n.children, featNode(j))
-		}
-		for _, ch := range g.Children {
-			n.children = append(n.children, build(ch))
-		}
-		return n
-	}
-	var top []*node
-	for _, g := range c.Hierarchy.Groups {
-		top = append(top, build(g))
-	}
-	var missing []int
-	for j, ok := range covered {
-		if !ok {
-			missing = append(missing, j)
-		}
-	}
-	if len(missing) > 0 {
-		ex.Warnings = append(ex.Warnings, fmt.Sprintf("features %v are not in the hierarchy and were not tested", missing))
-	}
-	return top, nil
 }

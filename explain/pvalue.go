@@ -1,0 +1,417 @@
+package explain
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// sequence is the p-value rule of one permutation test: it takes the
+// test's draws in draw order, decides when the test stops and computes its
+// score and p-value. It knows nothing of the model or the data: Engine.Run
+// feeds it one number per draw, the mean perturbed loss.
+//
+// Notation. L̄ is the baseline mean loss, L̄_k the mean perturbed loss of
+// draw k = 1, 2, …, and D_k = L̄_k − L̄. Draw k is a hit when
+//
+//	L̄_k ≤ L̄ + 1e−10,
+//
+// that is, when the perturbed data is at least as extreme as the data
+// itself (perturbing did not make the loss worse; Besag and Clifford's
+// "exceedance"); the slack tieTol = 1e−10 absorbs rounding, so a
+// perturbation that leaves the predictions unchanged is always a hit. H_k
+// is the number of hits among the first k draws. N is the cap (max): the
+// test's Permutations, or n! − 1 for an exact test (below).
+//
+// Score and standard error, after k draws (k = Draws):
+//
+//	Score = (Σ_{i≤k} D_i) / k   (0 when k = 0),
+//	SE    = s_k / √k            (0 when k < 2),
+//
+// s_k the sample standard deviation of D_1..D_k (Welford's update). The
+// differences are summed, not the means, so Score is exactly 0 when no
+// draw changes the loss.
+//
+// Fixed P (Stop{}): the test uses all N draws and
+//
+//	p = (1 + H_N) / (1 + N),
+//
+// the empirical p-value of Ojala and Garriga. The "1 +" counts the data
+// itself among the equally likely arrangements, so p ≥ 1/(1 + N): the
+// floor 1/(P + 1), 1/51 at the paper's P = 50. A test with N = 0 draws
+// (the ordering of a window of one timestep) has p = 1.
+//
+// Sequential (Stop{Hits: h}, h ≥ 1; Besag and Clifford 1991): after each
+// draw k, in draw order,
+//
+//   - if k = N the test ends at its cap with p = (1 + H_N)/(1 + N), as a
+//     fixed test; this holds even when the h-th hit is draw N, which gives
+//     (1 + h)/(1 + N), slightly above Besag and Clifford's h/N, so still
+//     valid;
+//   - else if H_k = h the test stops (Stopped) with p = h/k.
+//
+// So p takes the values h/k for k = h, …, N − 1 and (1 + j)/(1 + N) for
+// j = 0, …, h; its floor is still 1/(1 + N), reached by a test that runs to
+// its cap with no hit. Under the null hypothesis (the draws and the data
+// exchangeable) with a continuous statistic, the baseline's quantile U is
+// uniform and each draw is a hit with probability U, independently; over U,
+//
+//	P(p = h/k)         = h/(k(k+1))   for h ≤ k ≤ N − 1,
+//	P(p = (1+j)/(1+N)) = 1/(N+1)      for 0 ≤ j < h,
+//	P(p = (1+h)/(1+N)) = h/(N(N+1)),
+//
+// so P(p ≤ u) ≤ u for every u (tested in pvalue_test.go), with equality at
+// the atoms (1+j)/(1+N), j < h, and h/k ≥ (1+h)/(1+N); at the stopped
+// atoms h/k < (1+h)/(1+N) it falls short by h/(N(N+1)), and at (1+h)/(1+N)
+// it is h/k₀, k₀ = ⌈h(N+1)/(1+h)⌉: the price of the cap rule above.
+// Benjamini–Hochberg keeps its guarantee. A null test stops after about h·(1 + ln(N/h)) draws on
+// average; only a test that ends up significant runs to its cap.
+//
+// Exact tests: when the permutation group of the block is small, n! − 1 ≤
+// Permutations for n permuted elements (exactDraws), the test uses every
+// non-identity permutation once, draw d being the permutation of
+// lexicographic rank d + 1 (unrank), so N = n! − 1 and p = (1 + H_N)/n!:
+// 1/2, 1/6 and 1/24 at best for n = 2, 3, 4. An exact test ignores Hits
+// and never stops early: its draws are an enumeration, not a random
+// sample, so no prefix of them is a valid test.
+//
+// Probes (Stop{Probe: true, Threshold: θ}): a score-only rule for TIME's
+// window search, which only asks whether |Score| ≤ θ. After each draw k ≥
+// MinDraws (default 2; Z default 2) the half-width is
+//
+//	w_k = t_{k−1}(Φ(Z)) · s_k/√k   (0 when k = 1),
+//
+// t_ν(q) the q-quantile of Student's t law with ν degrees of freedom and Φ
+// the standard normal CDF (for Z = 2, the coverage of ±2 SE of a normal
+// mean, 95.45%); the probe stops once [Score − w_k, Score + w_k] lies
+// within [−θ, θ] or entirely outside it (above θ or below −θ). A probe's
+// p-value is NaN: a rule that looks at the score gives no valid p-value.
+//
+// Batches (next): the engine evaluates draws in batches, and each test
+// asks for as many next draws as its rule may need, computed from its own
+// draws only (never from the number of workers), at most maxBatch = 256
+// and at most the draws left before the cap. A fixed or exact test asks
+// for all its remaining draws. A sequential test with H hits after I
+// issued draws asks for c = min(max(e, h − H), max(I, h − H)) with e =
+// ⌈(h − H)·I/H⌉ (the draws the missing hits need at the observed hit
+// rate) if H > 0, else e = max(I, h − H): at least the missing hits, and
+// at most doubling the draws so far. A probe asks for MinDraws − I draws
+// until it has MinDraws, then doubles (c = I), unless the draws at which
+// w_k would shrink to the gap g = ||Score| − θ|, ⌈(t·s/g)²⌉, are fewer
+// than 2I, in which case it asks for the difference (at least 1). Draws
+// evaluated past the stopping point count in Evaluated but are never used.
+//
+// Caps (chosen by TIME, see TIME.Permutations): a family of m tests at FDR
+// level α gets N = MinPermutations(m, α) = ⌈m/α⌉ − 1, the smallest cap
+// with 1/(N + 1) ≤ α/m, so that one test alone can pass BH; and h =
+// SequentialStop(α, N).Hits = min(StopHits, ⌊α·N⌋ + 1), after which hits a
+// test can no longer reach p ≤ α. An ordering test of a window short
+// enough that its exact test could just reach α/m is enumerated even
+// beyond the cap (TIME.orderingDraws). TIME.Fixed selects Stop{} and N =
+// Permutations (50 by default) for every test.
+type sequence struct {
+	stop  Stop    // the stopping rule, probe defaults filled in
+	max   int     // N: the draws of a test that does not stop early
+	exact bool    // the draws enumerate the group: never stop early
+	base  float64 // L̄, the baseline mean loss
+
+	used    int     // draws used, in draw order
+	issued  int     // draws evaluated (≥ used)
+	hits    int     // H: used draws not worse than the baseline
+	sum     float64 // Σ D_k, in draw order
+	mean    float64 // running mean of the D_k (Welford)
+	m2      float64 // Σ squared deviations from the mean (Welford)
+	done    bool    // no further draw is used
+	stopped bool    // the stopping rule ended the test before its cap
+}
+
+// newSequence returns the rule of a test with stopping rule stop (already
+// validated), cap max (N ≥ 0) and, if exact, an enumeration, against the
+// baseline mean loss base.
+func newSequence(stop Stop, max int, exact bool, base float64) sequence {
+	if stop.Probe {
+		if stop.MinDraws == 0 {
+			stop.MinDraws = DefaultProbeMinDraws
+		}
+		if stop.Z == 0 {
+			stop.Z = DefaultProbeZ
+		}
+	}
+	return sequence{stop: stop, max: max, exact: exact, base: base, done: max == 0}
+}
+
+// next returns the number of draws of the test's next batch (see Batches
+// above); at least 1 unless the test is done.
+func (s *sequence) next() int {
+	rem := s.max - s.issued
+	c := rem
+	st := s.stop
+	switch {
+	case s.exact:
+	case st.Hits > 0:
+		// At least the missing hits are needed; at the observed hit rate,
+		// about need·k/hits draws; the batch at most doubles the draws.
+		need := st.Hits - s.hits
+		est := max(s.issued, need)
+		if s.hits > 0 {
+			est = (need*s.issued + s.hits - 1) / s.hits
+		}
+		c = min(max(est, need), max(s.issued, need))
+	case st.Probe:
+		if s.issued < st.MinDraws {
+			c = st.MinDraws - s.issued
+			break
+		}
+		// The draws at which the interval would shrink to the distance
+		// between |score| and the threshold, at most doubling.
+		c = s.issued
+		if gap := math.Abs(math.Abs(s.mean) - st.Threshold); gap > 0 && s.used > 1 {
+			sd := math.Sqrt(s.m2 / float64(s.used-1))
+			need := math.Ceil(math.Pow(tQuantile(st.Z, s.used-1)*sd/gap, 2))
+			if need < float64(2*s.issued) {
+				c = max(1, int(need)-s.issued)
+			}
+		}
+	}
+	return min(c, rem, maxBatch)
+}
+
+// take records a batch of evaluated draws, the mean perturbed loss of each
+// in draw order, and uses them until the test is done.
+func (s *sequence) take(means []float64) {
+	s.issued += len(means)
+	for _, m := range means {
+		s.add(m)
+		if s.done {
+			return
+		}
+	}
+}
+
+// add uses the test's next draw, whose mean perturbed loss is m, and
+// applies the stopping rule.
+func (s *sequence) add(m float64) {
+	diff := m - s.base
+	s.used++
+	s.sum += diff
+	delta := diff - s.mean
+	s.mean += delta / float64(s.used)
+	s.m2 += delta * (diff - s.mean)
+	if m <= s.base+tieTol {
+		s.hits++
+	}
+	if s.used == s.max {
+		s.done = true
+		return
+	}
+	if s.exact {
+		return
+	}
+	st := s.stop
+	switch {
+	case st.Hits > 0:
+		s.stopped = s.hits >= st.Hits
+	case st.Probe && s.used >= st.MinDraws:
+		half := 0.0
+		if s.used > 1 {
+			half = tQuantile(st.Z, s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
+		}
+		lo, hi := s.mean-half, s.mean+half
+		inside := lo >= -st.Threshold && hi <= st.Threshold
+		outside := lo > st.Threshold || hi < -st.Threshold
+		s.stopped = inside || outside
+	}
+	s.done = s.stopped
+}
+
+// result summarises the draws used.
+func (s *sequence) result() TestResult {
+	res := TestResult{Draws: s.used, Evaluated: s.issued, Max: s.max, Stopped: s.stopped, PValue: 1}
+	if s.used > 0 {
+		// Summing the differences (not the means) makes the score exactly
+		// 0 when no draw changes the loss.
+		res.Score = s.sum / float64(s.used)
+		res.PValue = float64(1+s.hits) / float64(1+s.used)
+	}
+	if s.used > 1 {
+		res.SE = math.Sqrt(s.m2 / float64(s.used-1) / float64(s.used))
+	}
+	switch {
+	case s.stop.Probe:
+		res.PValue = math.NaN()
+	case s.stopped:
+		res.PValue = float64(s.hits) / float64(s.used)
+	}
+	return res
+}
+
+// tieTol is the slack of the empirical p-value: a draw whose mean loss
+// exceeds the baseline by no more than this counts as "not worse", so
+// perturbations that leave the predictions unchanged give p = 1 despite
+// rounding.
+const tieTol = 1e-10
+
+// maxBatch is the largest number of draws of one test evaluated in one
+// batch. It bounds the memory of Run independently of Permutations.
+const maxBatch = 256
+
+// Stop is a sequential stopping rule. The zero value never stops a test
+// early. At most one of Hits and Probe may be set.
+//
+// Stopping is decided in draw order: draws are evaluated in batches for
+// throughput, but a test that stops at draw k uses draws 0..k−1 only, and
+// the batches depend on the test's own draws alone, never on the number of
+// workers. A batch may evaluate a few draws past the stopping point; they
+// are counted in TestResult.Evaluated (and in the Engine's accounting) but
+// never used.
+type Stop struct {
+	// Hits, when positive, is h of the sequential Monte Carlo p-value of
+	// Besag and Clifford (1991): the test stops at the first draw k at
+	// which h draws have been not worse than the baseline (a "hit": mean
+	// perturbed loss ≤ baseline mean loss + 1e−10), and its p-value is
+	// h/k. A test that reaches Permutations draws with fewer hits has the
+	// usual p-value (1 + hits)/(1 + Permutations). Under the null
+	// hypothesis both are valid p-values: P(p ≤ u) ≤ u at every u.
+	Hits int
+	// Probe selects a score-only rule for a test that only compares its
+	// score with Threshold (TIME's window search): after at least MinDraws
+	// draws, the test stops once the interval score ± Z·SE (SE the
+	// standard error of the mean of the draws) lies within [−Threshold,
+	// Threshold] or entirely outside it, so that the comparison
+	// |score| ≤ Threshold is settled. A probe's PValue is NaN: a stopping
+	// rule that looks at the score does not give a valid p-value.
+	Probe bool
+	// Threshold is the probe's threshold, at least 0.
+	Threshold float64
+	// MinDraws is the probe's smallest number of draws; 0 means
+	// DefaultProbeMinDraws.
+	MinDraws int
+	// Z is the half-width of the probe's interval in standard errors; 0
+	// means DefaultProbeZ.
+	Z float64
+}
+
+// Defaults of the probe stopping rule.
+const (
+	// DefaultProbeMinDraws is the smallest number of draws of a probe, the
+	// fewest that estimate a standard deviation.
+	DefaultProbeMinDraws = 2
+	// DefaultProbeZ sets the coverage of a probe's interval to that of ±2
+	// standard errors of a normal mean, 95.45%.
+	DefaultProbeZ = 2.0
+)
+
+// validate returns an error, to follow the name of the test, for an
+// invalid stopping rule.
+func (s Stop) validate() error {
+	switch {
+	case s.Hits < 0:
+		return fmt.Errorf("stops after %d hits, need at least 0", s.Hits)
+	case s.Hits > 0 && s.Probe:
+		return fmt.Errorf("sets both a hit count and a probe rule")
+	case s.Probe && !(s.Threshold >= 0 && !math.IsInf(s.Threshold, 1)):
+		return fmt.Errorf("has probe threshold %v, need a finite value ≥ 0", s.Threshold)
+	case s.MinDraws < 0:
+		return fmt.Errorf("has probe minimum %d draws, need at least 0", s.MinDraws)
+	case !(s.Z >= 0 && !math.IsInf(s.Z, 1)):
+		return fmt.Errorf("has probe z %v, need a finite value ≥ 0", s.Z)
+	}
+	return nil
+}
+
+// StopHits is the largest h of a sequential test (SequentialStop).
+const StopHits = 10
+
+// MinPermutations returns the smallest number of permutations P at which a
+// single test of a family of m tests can pass Benjamini–Hochberg at level
+// alpha: the smallest p-value of a permutation test, 1/(P+1), must be at
+// most alpha/m, so P = ⌈m/alpha⌉ − 1 (99 for 10 tests at 0.1). With fewer,
+// BH rejects nothing unless several tests reach the smallest p-value
+// together. It returns at least 1 for m ≥ 1 and alpha in (0, 1).
+func MinPermutations(m int, alpha float64) int {
+	// The slack keeps ⌈10/0.1⌉ at 100 despite 0.1's rounding.
+	return max(1, int(math.Ceil(float64(m)/alpha-1e-9))-1)
+}
+
+// SequentialStop returns the stopping rule of a sequential test of at most
+// p draws whose p-value will be compared with thresholds of at most alpha
+// (every Benjamini–Hochberg threshold of a family at level alpha is at most
+// alpha): Stop{Hits: h} with
+//
+//	h = min(StopHits, ⌊alpha·p⌋ + 1).
+//
+// h = 10 is Besag and Clifford's suggestion: the p-value h/k of a test
+// stopped at draw k is then known to about 1/√h ≈ 30% relative error,
+// plenty for comparisons with BH thresholds, and a null test stops after
+// about h/p draws. The bound ⌊alpha·p⌋ + 1 stops a test as soon as it can
+// no longer reach p ≤ alpha: a test stopped at draw k ≤ p has p-value h/k >
+// alpha, and the fixed test with the same p draws would have had at least
+// h + 1 hits out of p + 1, also a p-value above alpha. Whenever
+// ⌊alpha·p⌋ + 1 ≤ StopHits (p ≤ 99 at alpha = 0.1) the sequential test
+// therefore rejects exactly when the fixed test with the same draws does:
+// it only saves draws.
+func SequentialStop(alpha float64, p int) Stop {
+	return Stop{Hits: min(StopHits, int(math.Floor(alpha*float64(p)+1e-9))+1)}
+}
+
+// tQuantile returns the quantile of Student's t law with df degrees of
+// freedom at the probability Φ(z) of the standard normal law: the
+// half-width, in standard errors, of the interval whose coverage is that of
+// ±z standard errors for normal data (99.73% for z = 3).
+func tQuantile(z float64, df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(distuv.UnitNormal.CDF(z))
+}
+
+// exactDraws returns n! − 1 and true if n! − 1 ≤ limit, or 0 and false
+// otherwise. It does not overflow for any limit.
+func exactDraws(n, limit int) (int, bool) {
+	if limit == math.MaxInt {
+		limit-- // n! ≤ MaxInt is then still decided exactly below
+	}
+	f, ok := factorial(n, limit+1)
+	if !ok {
+		return 0, false
+	}
+	return f - 1, true
+}
+
+// factorial returns n! and true if n! ≤ limit, or 0 and false otherwise.
+// It never overflows.
+func factorial(n, limit int) (int, bool) {
+	f := 1
+	for k := 2; k <= n; k++ {
+		if f > limit/k {
+			return 0, false
+		}
+		f *= k
+	}
+	if f > limit {
+		return 0, false
+	}
+	return f, true
+}
+
+// unrank writes into perm the permutation of 0..len(perm)-1 of lexicographic
+// rank r (rank 0 is the identity), using the factorial number system. r must
+// be less than len(perm)!.
+func unrank(perm []int, r int) {
+	n := len(perm)
+	for i := range perm {
+		perm[i] = i
+	}
+	f := 1
+	for k := 2; k < n; k++ {
+		f *= k
+	}
+	// perm[i:] holds the unused elements in ascending order.
+	for i := 0; i < n-1; i++ {
+		q := r / f
+		r %= f
+		// Move element i+q to position i, shifting the rest right.
+		v := perm[i+q]
+		copy(perm[i+1:i+q+1], perm[i:i+q])
+		perm[i] = v
+		f /= n - 1 - i
+	}
+}
