@@ -37,10 +37,10 @@ func Run(ctx context.Context, workers, n int, work func(w, k int) error) error {
 		next      atomic.Int64
 		failed    atomic.Bool
 		cancelled atomic.Bool
-		mu     sync.Mutex
-		errK   = n
-		first  error
-		wg     sync.WaitGroup
+		mu        sync.Mutex
+		errK      = n
+		first     error
+		wg        sync.WaitGroup
 	)
 	for w := range workers {
 		wg.Go(func() {
