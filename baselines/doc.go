@@ -2,7 +2,9 @@
 // compares against: LIME, SAGE with marginal, mean and zero imputation
 // (SAGE, SAGE-m, SAGE-z), and permutation importance with and without FDR
 // filtering (PERM, PERM-f). Each is a value config that satisfies
-// tempora.Explainer; its zero value is the configuration the paper ran.
+// tempora.Explainer. The zero values of LIME and SAGE are the
+// configurations the paper ran; PERM's runs sequential tests, and PERM with
+// Fixed set is the paper's.
 //
 // # The unrolled table
 //
@@ -12,8 +14,8 @@
 // reshaping is needed. Each method returns a D × L matrix of cell scores
 // (Explanation.Cells, entry j·L+t), a per-feature summary in
 // Explanation.Features[j].Score (the mean |score| over the feature's
-// non-zero cells, |score| > 1e−10), and the accounting of model calls,
-// instance evaluations and runtime.
+// non-zero cells, |score| ≥ method.NearZero), and the accounting of model
+// calls, instance evaluations and runtime.
 //
 // # Methods
 //
@@ -34,10 +36,11 @@
 // means and zeros. A run can be capped by permutations or wall time; a
 // capped run is marked Incomplete and warns.
 //
-// PERM runs one across-instance permutation test per cell (P = 50) with the
-// permutation-test engine of package explain, and scores each cell by its
-// effect size, the mean loss increase. PERM-f keeps only the cells that are
-// significant under Benjamini–Hochberg at 0.1 over all D·L cells; the
+// PERM runs one across-instance permutation test per cell (sequential by
+// default, the paper's P = 50 with Fixed) with the permutation-test engine
+// of package explain, and scores each cell by its effect size, the mean
+// loss increase. PERM-f keeps only the cells that are significant under
+// Benjamini–Hochberg at Alpha (DefaultPERMAlpha) over all D·L cells; the
 // p-values are in PermResult.
 //
 // # Determinism and speed
