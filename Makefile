@@ -80,7 +80,8 @@ fuzz:
 # out/bench-table1.txt. Compare two runs or commits with benchstat, e.g.
 # benchstat old/bench.txt out/bench.txt; for the suite's file see
 # docs/records.md, "Benchmark lines" (it needs -ignore /model). BENCH_PKGS
-# and BENCHFLAGS narrow the micro-benchmarks, e.g. make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
+# and BENCHFLAGS narrow the micro-benchmarks, e.g.
+# make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
 BENCH_PKGS ?= ./...
 BENCHFLAGS ?=
 
