@@ -171,6 +171,10 @@ func docFacts(t *testing.T, p *program) []docFact {
 		heads = append(heads, s.Head)
 	}
 	coverage := 100 * (2*distuv.UnitNormal.CDF(explain.DefaultProbeZ) - 1)
+	occlusion, err := os.ReadFile("../examples/newmethod/occlusion.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 	return []docFact{
@@ -182,6 +186,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{readme, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
 		{readme, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
 		{readme, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
+		{readme, fmt.Sprintf("mean occlusion in %d lines", bytes.Count(occlusion, []byte("\n")))},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
