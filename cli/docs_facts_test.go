@@ -21,6 +21,7 @@ import (
 	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -136,7 +137,7 @@ func flagDefault(t *testing.T, p *program, cmd, flag string) string {
 // spelt from the value the code has now. A fact a document states is
 // listed here once, next to the code it comes from.
 func docFacts(t *testing.T, p *program) []docFact {
-	const readme, decisions, protocol = "../README.md", "../docs/decisions.md", "../docs/protocol.md"
+	const readme, decisions, protocol, records = "../README.md", "../docs/decisions.md", "../docs/protocol.md", "../docs/records.md"
 	alpha, gamma := explain.DefaultAlpha, explain.DefaultGamma
 	minP := func(m int) string { return strconv.Itoa(explain.MinPermutations(m, alpha)) }
 	permAlpha := builtinDefault(t, p, "PERM", "alpha", false).(float64)
@@ -219,7 +220,12 @@ func docFacts(t *testing.T, p *program) []docFact {
 			builtinDefault(t, p, "SAGE", "background", true), baselines.DefaultSAGEBackground, thousands(builtinDefault(t, p, "SAGE", "max-permutations", true).(int)))},
 		{decisions, fmt.Sprintf("the parameter `instances=%d`", quickTable)},
 		{decisions, fmt.Sprintf("otherwise %d/4 of the smaller of physical memory", int(4*memlimit.Fraction))},
+		// docs/records.md
+		{records, "## Record (`" + record.Format + "`)"},
+		{records, "## Manifest (`" + experiments.ManifestFormat + "`)"},
+		{records, fmt.Sprintf("is at most %d bytes, as it is a file or directory name", record.MaxKeyElement)},
 		// docs/protocol.md
+		{protocol, fmt.Sprintf("# The model process protocol (version %d)", procmodel.Version)},
 		{protocol, fmt.Sprintf("waits up to %d seconds (`Options.CloseTimeout`)", int(procmodel.DefaultCloseTimeout.Seconds()))},
 		{protocol, fmt.Sprintf("%d minutes on the command line", int(modelTimeout.Minutes()))},
 	}
