@@ -22,7 +22,6 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/record"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 // The documents whose facts are checked against the code.
@@ -171,6 +170,18 @@ func docFacts(t *testing.T, p *program) []docFact {
 	for _, s := range quickTestsize {
 		heads = append(heads, s.Head)
 	}
+	makefile, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoLine := regexp.MustCompile(`(?m)^\t\./\$\(BIN\) synth .*$`).Find(makefile)
+	demo := func(flag string) string {
+		m := regexp.MustCompile(`-` + flag + ` (\S+)`).FindSubmatch(demoLine)
+		if m == nil {
+			t.Fatalf("make demo's synth command %q has no -%s", demoLine, flag)
+		}
+		return string(m[1])
+	}
 	coverage := 100 * (2*distuv.UnitNormal.CDF(explain.DefaultProbeZ) - 1)
 	occlusion, err := os.ReadFile("../examples/newmethod/occlusion.go")
 	if err != nil {
@@ -182,8 +193,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		// README.md
 		{readme, "With Go " + string(goVersion[1]) + " or later"},
 		{readme, fmt.Sprintf("`FUZZTIME`, %d s each by default", int(fuzz.Seconds()))},
-		{readme, fmt.Sprintf("(%d instances, %d features, %d timesteps, half of the features relevant)",
-			synth.DefaultInstances, synth.DefaultFeatures, synth.DefaultTimesteps)},
+		{readme, fmt.Sprintf("(%s instances, %s features, %s timesteps, %s of the features relevant)",
+			demo("instances"), demo("features"), demo("timesteps"), map[string]string{"0.5": "half"}[demo("relevant")])},
 		{readme, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
 		{readme, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
 		{readme, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
