@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -441,5 +444,69 @@ func TestREADMEResultTables(t *testing.T) {
 	}
 	if s := "the CNN's test AUROC is " + nets[2][col]; !strings.Contains(readme, s) {
 		t.Errorf("README.md does not state %q", s)
+	}
+}
+
+// TestREADMEGoCode checks the Go code of README.md: the complete program
+// (the block that starts with "package main") builds, and every other
+// block is a verbatim excerpt of the example module examples/newmethod.
+func TestREADMEGoCode(t *testing.T) {
+	b, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	if len(blocks) < 3 {
+		t.Fatalf("README.md has %d Go blocks, want at least 3", len(blocks))
+	}
+	var example []byte
+	for _, f := range []string{"main.go", "occlusion.go", "occlusion_test.go"} {
+		src, err := os.ReadFile("../examples/newmethod/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		example = append(example, src...)
+	}
+	programs := 0
+	for _, m := range blocks {
+		code := m[1]
+		if !strings.HasPrefix(code, "package main\n") {
+			if !bytes.Contains(example, []byte(code)) {
+				t.Errorf("README.md's Go block\n%s\nis not in examples/newmethod", code)
+			}
+			continue
+		}
+		programs++
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			t.Skip("no go command to build README.md's program with")
+		}
+		dir := t.TempDir()
+		src := filepath.Join(dir, "main.go")
+		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The overlay puts the program in a directory of the module that
+		// does not exist, so that it builds against this module's code.
+		root, err := filepath.Abs("..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, "cmd", "readme-program", "main.go"): src}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov := filepath.Join(dir, "overlay.json")
+		if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), goCmd, "build", "-overlay", ov, "-o", os.DevNull, "./cmd/readme-program")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("README.md's Go program does not build: %v\n%s", err, out)
+		}
+	}
+	if programs != 1 {
+		t.Errorf("README.md has %d Go programs, want 1", programs)
 	}
 }
