@@ -205,7 +205,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
-		{decisions, fmt.Sprintf("window-search probes (decision 6) are capped at %d", explain.DefaultPermutations)},
+		{decisions, fmt.Sprintf("are capped at %d, and the ordering test of a window short enough", explain.DefaultPermutations)},
 		{decisions, "Default γ = " + f(gamma) + "."},
 		{decisions, "Default α = " + f(alpha) + "."},
 		{decisions, fmt.Sprintf("clipped to [%s, 1 − %s]", sci(tempora.ProbClip), sci(tempora.ProbClip))},
