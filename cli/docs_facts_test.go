@@ -510,3 +510,33 @@ func TestREADMEGoCode(t *testing.T) {
 		t.Errorf("README.md has %d Go programs, want 1", programs)
 	}
 }
+
+// TestDocMakeTargets checks that every make target the documents name
+// ("make demo", `make paper-quick`) is a target of the Makefile.
+func TestDocMakeTargets(t *testing.T) {
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`).FindAllSubmatch(b, -1) {
+		targets[string(m[1])] = true
+	}
+	re := regexp.MustCompile("(?m)(?:`|^)make ([a-z][a-z0-9-]*)")
+	n := 0
+	for _, path := range checkedDocs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if !targets[m[1]] {
+				t.Errorf("%s names make %s, which the Makefile lacks", strings.TrimPrefix(path, "../"), m[1])
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("found only %d make targets in the documents", n)
+	}
+}
