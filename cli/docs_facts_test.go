@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,6 +202,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{readme, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
 		{readme, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
 		{readme, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
+		{readme, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
+		{readme, fmt.Sprintf("exits with status 128 + the signal number: %d for Ctrl-C, %d for SIGTERM", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
 		{readme, fmt.Sprintf("mean occlusion in %d lines", bytes.Count(occlusion, []byte("\n")))},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
@@ -437,6 +440,22 @@ func TestREADMEResultTables(t *testing.T) {
 	if n := sel[len(sel)-1][len(sel[0])-1]; !strings.Contains(readme, "holdout AUROC mean (SD) over "+n+" problems") {
 		t.Errorf("README.md does not say the retraining table is over %s problems", n)
 	}
+	// The test-set-size sweeps: feature power at the smallest and the
+	// largest test set, as the README quotes them.
+	var sweep []string
+	for _, task := range []string{"regression", "classification"} {
+		rows := markdownTable(t, task, read("../results/reference/testsize-20models/tables/suite-testsize-"+task+".md"), "| Setting |")
+		col := slices.Index(rows[0], "feature-power")
+		if col < 0 || len(rows) < 4 {
+			t.Fatalf("suite-testsize-%s.md has no feature power: %v", task, rows)
+		}
+		mean := func(r []string) string { m, _, _ := strings.Cut(r[col], " "); return m }
+		sweep = append(sweep, mean(rows[2])+" → "+mean(rows[len(rows)-1])+" for "+task)
+	}
+	if s := "(feature power " + strings.Join(sweep, ", ") + ")"; !strings.Contains(strings.Join(strings.Fields(readme), " "), s) {
+		t.Errorf("README.md does not state %q", s)
+	}
+
 	nets := markdownTable(t, "networks.md", read("../results/reference/learned/quick/networks.md"), "| network |")
 	col := slices.Index(nets[0], "test AUROC")
 	if col < 0 || len(nets) < 3 || nets[2][0] != "CNN" {
