@@ -80,9 +80,10 @@ fuzz:
 # bench runs the micro-benchmarks and a small fixed suite (table1 at paper
 # scale, 3 models), all in the Go benchmark format: out/bench.txt and
 # out/bench-table1.txt. Compare two runs or commits with benchstat, e.g.
-# benchstat old/bench.txt out/bench.txt, or benchstat -col /method
-# out/bench-table1.txt. BENCH_PKGS and BENCHFLAGS narrow the micro-benchmarks,
-# e.g. make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
+# benchstat old/bench.txt out/bench.txt; for the suite's file see
+# docs/records.md, "Benchmark lines" (it needs -ignore /model). BENCH_PKGS
+# and BENCHFLAGS narrow the micro-benchmarks, e.g.
+# make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
 BENCH_PKGS ?= ./...
 BENCHFLAGS ?=
 
