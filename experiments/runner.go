@@ -243,7 +243,13 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 	if err != nil {
 		return fmt.Errorf("experiments: %s: %w", name, err)
 	}
-	e, err := method.Measure(ctx, ex, prob.Model, prob.Data)
+	var e *tempora.Explanation
+	var local *tempora.Tensor
+	if it.Setting.Local {
+		e, local, err = Attribute(ctx, ex, prob.Model, prob.Data)
+	} else {
+		e, err = method.Measure(ctx, ex, prob.Model, prob.Data)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -261,6 +267,13 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
+		}
+		if it.Setting.Local {
+			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
+			if err != nil {
+				return fmt.Errorf("experiments: %s: %w", name, err)
+			}
+			rec.Metrics = append(rec.Metrics, ms...)
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = suite, it.Setting.Params, it.Model, it.ProblemSeed, m.Name
 		if rec.Params == nil {

@@ -35,8 +35,8 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(table.Names(), ","); got != strings.Join(paperMethods, ",") {
-		t.Errorf("built-in names %s, want the paper's order %v", got, paperMethods)
+	if got := strings.Join(table.Names()[:min(len(paperMethods), len(table.Names()))], ","); got != strings.Join(paperMethods, ",") {
+		t.Errorf("built-in names start %s, want the paper's order %v", got, paperMethods)
 	}
 	for _, name := range []string{"time", "Sage-M", "perm-F"} {
 		if _, err := table.Lookup(name); err != nil {
