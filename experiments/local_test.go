@@ -102,4 +102,3 @@ func TestLocalSuite(t *testing.T) {
 		}
 	}
 }
-
