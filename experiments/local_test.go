@@ -1,7 +1,11 @@
 package experiments
 
 import (
+	"path/filepath"
+
 	"context"
+	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/method"
 	"math"
 	"testing"
 
@@ -100,5 +104,57 @@ func TestLocalSuite(t *testing.T) {
 		if a := p.Model.(*synth.Model).Feature(j).Aggregator; a != synth.Max {
 			t.Errorf("feature %d: aggregator %v, want max", j, a)
 		}
+	}
+}
+
+// TestEvaluateAttributions scores attribution files against a saved
+// problem: its own per-instance truth scores 1, the global cells derived
+// from it score as they should, and a file of the wrong shape is refused.
+func TestEvaluateAttributions(t *testing.T) {
+	agg := synth.Max
+	p, err := synth.Generate(synth.Config{Instances: 30, Features: 4, Timesteps: 6, FractionRelevant: 0.5, Aggregator: &agg}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := p.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	n := 10
+	truth, err := InstanceTruth(p.Model, p.Data, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := tempora.NewTensor(n, 4, 6)
+	for k, b := range truth {
+		if b {
+			a.Data[k] = -1 // signs do not matter
+		}
+	}
+	path := filepath.Join(dir, "attributions.npy")
+	if err := dataio.WriteTensorNPY(path, a); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := EvaluateFiles(dir, "", path, method.TopN, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"instance-timestep-auroc", "instance-timestep-auprc", "instance-feature-auroc", "instance-feature-auprc", "feature-auroc", "feature-auprc"} {
+		if v, ok := rec.Get(name); !ok || v != 1 {
+			t.Errorf("%s = %v (present %v), want 1", name, v, ok)
+		}
+	}
+	// The global cells are the fraction of the n instances whose argmax is
+	// the cell: every true cell of the global truth that some instance
+	// picks, and no false cell, scores above zero.
+	if v, _ := rec.Get("timestep-fdr-all"); v != 0 {
+		t.Errorf("timestep-fdr-all %v, want 0", v)
+	}
+	bad := tempora.NewTensor(2, 4, 5)
+	if err := dataio.WriteTensorNPY(path, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EvaluateFiles(dir, "", path, method.TopN, false); err == nil {
+		t.Error("no error for attributions of the wrong shape")
 	}
 }
