@@ -1,15 +1,14 @@
 package experiments
 
 import (
-	"path/filepath"
-
 	"context"
-	"github.com/tempora-dev/tempora/dataio"
-	"github.com/tempora-dev/tempora/method"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/synth"
 )
 
