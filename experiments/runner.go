@@ -12,6 +12,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -243,13 +244,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 	if err != nil {
 		return fmt.Errorf("experiments: %s: %w", name, err)
 	}
-	var e *tempora.Explanation
-	var local *tempora.Tensor
-	if it.Setting.Local {
-		e, local, err = Attribute(ctx, ex, prob.Model, prob.Data)
-	} else {
-		e, err = method.Measure(ctx, ex, prob.Model, prob.Data)
-	}
+	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -268,7 +263,10 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
 		}
-		if it.Setting.Local {
+		// Per-instance metrics for every method with per-instance
+		// attributions, and in a Local setting for every method, on
+		// problems with a per-instance truth (synthetic models).
+		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
 			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
 			if err != nil {
 				return fmt.Errorf("experiments: %s: %w", name, err)

@@ -45,9 +45,10 @@ type Setting struct {
 	// Quick is set at the quick scale, where methods use their parameters'
 	// quick-scale defaults (method.Param.Quick).
 	Quick bool
-	// Local adds the per-instance metrics to every record
-	// (InstanceScores): per-instance attributions against per-instance
-	// truth, or a global method's cell scores as every instance's.
+	// Local adds the per-instance metrics (InstanceScores) to the records
+	// of every method: a global method's cell scores count as every
+	// instance's attributions. Without it only methods with per-instance
+	// attributions (Attribute) get them.
 	Local bool
 
 	// problemKey names the problem among the suite's settings: settings
