@@ -107,16 +107,16 @@ class ProblemSet(Sequence[BenchProblem]):
         self.dir = os.fspath(dir)
         self._binary = binary
         with open(os.path.join(self.dir, "problems", "index.json"), encoding="utf-8") as f:
-            self.index: Dict[str, Any] = json.load(f)
-        self.suite: str = self.index["suite"]
-        self.quick: bool = bool(self.index["quick"])
-        self.seed: int = int(self.index["seed"])
-        self.models: int = int(self.index["models"])
-        self.grid: Optional[str] = self.index.get("grid") or grid
+            self.problem_index: Dict[str, Any] = json.load(f)
+        self.suite: str = self.problem_index["suite"]
+        self.quick: bool = bool(self.problem_index["quick"])
+        self.seed: int = int(self.problem_index["seed"])
+        self.models: int = int(self.problem_index["models"])
+        self.grid: Optional[str] = self.problem_index.get("grid") or grid
         # Settings that share data share a directory, and one problem.
         self._problems: List[BenchProblem] = []
         seen: Dict[str, BenchProblem] = {}
-        for e in self.index["problems"]:
+        for e in self.problem_index["problems"]:
             if e["dir"] not in seen:
                 seen[e["dir"]] = BenchProblem(os.path.join(self.dir, "problems"), e, self.suite, binary)
                 self._problems.append(seen[e["dir"]])
