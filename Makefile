@@ -195,7 +195,7 @@ learned: build learned-plot
 
 test-learned: build
 	@if $(LEARNED_TORCH); then \
-		cd examples/pytorch && $(LEARNED_ENV) $(LEARNED_PY) -m unittest -v test_learned; \
+		cd examples/pytorch && $(LEARNED_ENV) $(LEARNED_PY) -m unittest -v test_learned test_integrated_gradients; \
 	else \
 		echo "test-learned: skipped: python3-numpy or python3-torch is not installed (apt-get install python3-torch)"; \
 	fi
