@@ -206,8 +206,10 @@ class Problem(_ModelServer):
 
     def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
         """Score an explanation (or a features x timesteps matrix of cell
-        scores) against the problem's ground truth with the benchmark's
-        metrics: tempora.evaluate on this problem."""
+        scores, or instances x features x timesteps per-instance
+        attributions of the first instances) against the problem's ground
+        truth with the benchmark's metrics: tempora.evaluate on this
+        problem."""
         return evaluate(self.path, scores, method=method, mode=mode, binary=self._binary)
 
     def __repr__(self) -> str:

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
     from ._bench import MethodFunc, Output, ProblemSet
 
-#: Scores to evaluate: an Explanation, or a features x timesteps matrix of
-#: cell scores from any tool.
+#: Scores to evaluate: an Explanation, a features x timesteps matrix of cell
+#: scores from any tool, or instances x features x timesteps per-instance
+#: attributions (of the problem's first instances).
 Scores = Union[Explanation, npt.ArrayLike]
 
 # Magnitudes below this count as zero (decision 14); test_scoring checks it

@@ -31,8 +31,19 @@ class BenchmarkNotebookTest(unittest.TestCase):
         import nbformat
 
         nb = nbformat.read(NOTEBOOK, as_version=4)
+        import tempora
+
+        saved = dict(os.environ)
         os.environ.pop("MPLBACKEND", None)  # the kernel draws inline
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+        # The kernel may be another Python (the system's kernel spec): it
+        # imports the package under test from where this process does.
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(tempora.__file__)))
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg, os.environ.get("PYTHONPATH")]))
+        try:
+            nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
         table = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                  if "text/html" in o.get("data", {})]
         self.assertTrue(any("cell-occlusion" in o["data"]["text/html"] for o in table), "no DataFrame output")
