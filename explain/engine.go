@@ -266,6 +266,7 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		plans[i] = p
 		runs[i] = run{plan: &plans[i], seq: newSequence(p.Stop, p.draws, p.exact, e.baseMean)}
 	}
+	families := anytimeFamilies(runs)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -291,6 +292,9 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 				r.lo, r.hi = 0, 0
 			}
 		}
+		for _, f := range families {
+			settle(f.seqs, f.alpha)
+		}
 	}
 
 	res := make([]TestResult, len(tests))
@@ -298,6 +302,33 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		res[i] = runs[i].seq.result()
 	}
 	return res, nil
+}
+
+// family is the anytime tests of one Run with the same Stop.Family.
+type family struct {
+	alpha float64
+	seqs  []*sequence
+}
+
+// anytimeFamilies groups the runs' anytime tests by family, in order of
+// first appearance. A family's tests must share one level.
+func anytimeFamilies(runs []run) []family {
+	var out []family
+	index := map[string]int{}
+	for i := range runs {
+		st := runs[i].plan.Stop
+		if !st.Anytime {
+			continue
+		}
+		k, ok := index[st.Family]
+		if !ok {
+			k = len(out)
+			index[st.Family] = k
+			out = append(out, family{alpha: st.Alpha})
+		}
+		out[k].seqs = append(out[k].seqs, &runs[i].seq)
+	}
+	return out
 }
 
 // schedule appends to items the next batch of every unfinished test, in

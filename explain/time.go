@@ -64,7 +64,26 @@ type TIME struct {
 	// Hierarchy is an optional tree of feature groups; nil means every
 	// feature is tested alone in one family.
 	Hierarchy *Hierarchy
+	// BesagClifford selects, in sequential mode, Besag and Clifford's
+	// sequential tests (each test stops after its SequentialStop hits),
+	// with caps MinPermutations(m, Alpha). The zero value (false) selects
+	// the family stopping rule (docs/decisions.md, decision 15):
+	// anytime-valid p-values with caps AnytimePermutations(m, Alpha), each
+	// test stopping as soon as its Benjamini–Hochberg decision within its
+	// family is settled, with the decisions BH would make if every test
+	// ran to its cap.
+	BesagClifford bool
+	// MaxDraws bounds the worst case of the run, the draws it makes if
+	// every test runs to its cap and every node is important
+	// (TIME.Estimate); a configuration above it is refused before the
+	// model is called. 0 means DefaultMaxDraws; negative means no limit.
+	MaxDraws int64
 }
+
+// DefaultMaxDraws is the default limit of TIME's worst-case draws
+// (TIME.MaxDraws): 10⁸ draws, far above any default configuration of up to
+// a few hundred features (10 features at α = 0.1 need at most about 10⁴).
+const DefaultMaxDraws = 100_000_000
 
 var _ tempora.Explainer = TIME{}
 
@@ -93,6 +112,9 @@ func (c TIME) config() (TIME, error) {
 	if c.Workers < 0 {
 		return c, fmt.Errorf("explain: TIME workers %d is negative", c.Workers)
 	}
+	if c.MaxDraws == 0 {
+		c.MaxDraws = DefaultMaxDraws
+	}
 	return c, nil
 }
 
@@ -101,7 +123,29 @@ func (c TIME) maxDraws(m int) int {
 	if c.Permutations > 0 {
 		return c.Permutations
 	}
+	return c.minCap(m)
+}
+
+// anytime reports whether the tests use the family stopping rule.
+func (c TIME) anytime() bool { return !c.Fixed && !c.BesagClifford }
+
+// minCap returns the smallest cap at which one test of a family of m can
+// pass BH: AnytimePermutations with the family stopping rule, else
+// MinPermutations.
+func (c TIME) minCap(m int) int {
+	if c.anytime() {
+		return AnytimePermutations(m, c.Alpha)
+	}
 	return MinPermutations(m, c.Alpha)
+}
+
+// floor returns the smallest p-value of a test with cap p: 4/(3p+4) for an
+// anytime test (anytimeLogM), else 1/(p+1).
+func (c TIME) floor(p int) float64 {
+	if c.anytime() {
+		return 4 / anytimePrior(p)
+	}
+	return 1 / float64(p+1)
 }
 
 // orderingDraws returns the draws cap of a within-window test of w
@@ -133,10 +177,14 @@ func exactDrawsOf(w int) int {
 	return f - 1
 }
 
-// stop returns the stopping rule of a p-value test with the given cap.
-func (c TIME) stop(pmax int) Stop {
-	if c.Fixed {
+// stop returns the stopping rule of a p-value test with the given cap in
+// the family named family.
+func (c TIME) stop(pmax int, family string) Stop {
+	switch {
+	case c.Fixed:
 		return Stop{}
+	case c.anytime():
+		return Stop{Anytime: true, Alpha: c.Alpha, Family: family}
 	}
 	return SequentialStop(c.Alpha, pmax)
 }
@@ -225,6 +273,9 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.guard(top, data); err != nil {
+		return nil, nil, err
+	}
 	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
 	if err != nil {
 		return nil, nil, err
@@ -251,17 +302,21 @@ func (c TIME) floorWarnings(top []*node) []string {
 	var out []string
 	check := func(family string, m int) {
 		p := c.maxDraws(m)
-		floor := 1 / float64(p+1)
+		floor := c.floor(p)
 		if floor <= c.Alpha/float64(m)*(1+1e-12) {
 			return
 		}
-		need := int(math.Ceil(float64(m)/(c.Alpha*float64(p+1)) - 1e-9))
+		need := int(math.Ceil(floor*float64(m)/c.Alpha - 1e-9))
 		consequence := fmt.Sprintf("BH rejects none of them unless at least %d reach it", need)
 		if need > m {
 			consequence = "none of them can be significant"
 		}
-		out = append(out, fmt.Sprintf("%s: with %d permutations the smallest p-value 1/%d = %.3g exceeds alpha/m = %.3g, so %s; a single discovery needs at least %d permutations",
-			family, p, p+1, floor, c.Alpha/float64(m), consequence, MinPermutations(m, c.Alpha)))
+		num, den := 1, p+1
+		if c.anytime() {
+			num, den = 4, 3*p+4
+		}
+		out = append(out, fmt.Sprintf("%s: with %d permutations the smallest p-value %d/%d = %.3g exceeds alpha/m = %.3g, so %s; a single discovery needs at least %d permutations",
+			family, p, num, den, floor, c.Alpha/float64(m), consequence, c.minCap(m)))
 	}
 	if c.Hierarchy == nil {
 		check(fmt.Sprintf("the family of %d features", len(top)), len(top))
