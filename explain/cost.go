@@ -63,13 +63,14 @@ func (c TIME) EstimateEvals(data *tempora.Dataset) (int64, bool) {
 // capOf returns the cap of a test in a family of m tests, as maxDraws, in
 // float64 (no overflow).
 func (c TIME) capOf(m int) float64 {
-	switch {
-	case c.Permutations > 0:
-		return float64(c.Permutations)
-	case c.anytime():
-		return math.Max(1, math.Floor(4*(float64(m)/c.Alpha-1)/3+1e-9)+1)
+	p := float64(c.Permutations)
+	if c.Permutations == 0 {
+		p = math.Max(1, math.Ceil(float64(m)/c.Alpha-1e-9)-1)
 	}
-	return math.Max(1, math.Ceil(float64(m)/c.Alpha-1e-9)-1)
+	if c.anytime() {
+		return math.Floor(4*p/3) + 1
+	}
+	return p
 }
 
 // orderingCapOf returns the most draws of a within-window test of w

@@ -556,13 +556,17 @@ func bhCount(p []float64, alpha float64) int {
 // anytimePrior returns b of anytimeLogM for a test of cap n: 3n + 4.
 func anytimePrior(n int) float64 { return 3*float64(n) + 4 }
 
+// AnytimeCap returns the cap of an anytime test that reaches the smallest
+// p-value of a fixed test of p draws: the smallest n whose floor
+// 4/(3n + 4) is below 1/(p + 1), ⌊4p/3⌋ + 1 (133 for p = 99). The floor is
+// strictly below so that rounding in 1/M cannot lift a test with no hit
+// above a BH threshold of exactly 1/(p + 1).
+func AnytimeCap(p int) int { return 4*p/3 + 1 }
+
 // AnytimePermutations returns the cap of an anytime test in a family of m
-// tests at level alpha: the smallest n whose floor 4/(3n + 4) is below
-// alpha/m, ⌊4(m/alpha − 1)/3⌋ + 1 (133 for 10 tests at 0.1, 13 for one).
-// The floor is strictly below alpha/m so that rounding in 1/M cannot
-// lift a test with no hit above its BH threshold.
-// Like MinPermutations it needs m/alpha to fit an int (TIME's cost guard
-// checks it first).
+// tests at level alpha, AnytimeCap(MinPermutations(m, alpha)): 133 for 10
+// tests at 0.1, 13 for one. Like MinPermutations it needs m/alpha to fit
+// an int (TIME's cost guard checks it first).
 func AnytimePermutations(m int, alpha float64) int {
-	return max(1, int(math.Floor(4*(float64(m)/alpha-1)/3+1e-9))+1)
+	return AnytimeCap(MinPermutations(m, alpha))
 }

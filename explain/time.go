@@ -118,35 +118,28 @@ func (c TIME) config() (TIME, error) {
 	return c, nil
 }
 
-// maxDraws returns the draws cap of a test in a family of m tests.
+// maxDraws returns the draws cap of a test in a family of m tests: the
+// nominal cap, or with the family stopping rule AnytimeCap of it (the same
+// smallest p-value).
 func (c TIME) maxDraws(m int) int {
-	if c.Permutations > 0 {
-		return c.Permutations
+	p := c.nominal(m)
+	if c.anytime() {
+		return AnytimeCap(p)
 	}
-	return c.minCap(m)
+	return p
 }
 
-// anytime reports whether the tests use the family stopping rule.
-func (c TIME) anytime() bool { return !c.Fixed && !c.BesagClifford }
-
-// minCap returns the smallest cap at which one test of a family of m can
-// pass BH: AnytimePermutations with the family stopping rule, else
-// MinPermutations.
-func (c TIME) minCap(m int) int {
-	if c.anytime() {
-		return AnytimePermutations(m, c.Alpha)
+// nominal returns Permutations, or MinPermutations(m, Alpha) when it is 0:
+// the P whose smallest p-value 1/(P+1) every stopping rule reaches.
+func (c TIME) nominal(m int) int {
+	if c.Permutations > 0 {
+		return c.Permutations
 	}
 	return MinPermutations(m, c.Alpha)
 }
 
-// floor returns the smallest p-value of a test with cap p: 4/(3p+4) for an
-// anytime test (anytimeLogM), else 1/(p+1).
-func (c TIME) floor(p int) float64 {
-	if c.anytime() {
-		return 4 / anytimePrior(p)
-	}
-	return 1 / float64(p+1)
-}
+// anytime reports whether the tests use the family stopping rule.
+func (c TIME) anytime() bool { return !c.Fixed && !c.BesagClifford }
 
 // orderingDraws returns the draws cap of a within-window test of w
 // timesteps in a family of m tests. With the default caps, a window short
@@ -301,22 +294,18 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 func (c TIME) floorWarnings(top []*node) []string {
 	var out []string
 	check := func(family string, m int) {
-		p := c.maxDraws(m)
-		floor := c.floor(p)
+		p := c.nominal(m)
+		floor := 1 / float64(p+1)
 		if floor <= c.Alpha/float64(m)*(1+1e-12) {
 			return
 		}
-		need := int(math.Ceil(floor*float64(m)/c.Alpha - 1e-9))
+		need := int(math.Ceil(float64(m)/(c.Alpha*float64(p+1)) - 1e-9))
 		consequence := fmt.Sprintf("BH rejects none of them unless at least %d reach it", need)
 		if need > m {
 			consequence = "none of them can be significant"
 		}
-		num, den := 1, p+1
-		if c.anytime() {
-			num, den = 4, 3*p+4
-		}
-		out = append(out, fmt.Sprintf("%s: with %d permutations the smallest p-value %d/%d = %.3g exceeds alpha/m = %.3g, so %s; a single discovery needs at least %d permutations",
-			family, p, num, den, floor, c.Alpha/float64(m), consequence, c.minCap(m)))
+		out = append(out, fmt.Sprintf("%s: with %d permutations the smallest p-value 1/%d = %.3g exceeds alpha/m = %.3g, so %s; a single discovery needs at least %d permutations",
+			family, p, p+1, floor, c.Alpha/float64(m), consequence, MinPermutations(m, c.Alpha)))
 	}
 	if c.Hierarchy == nil {
 		check(fmt.Sprintf("the family of %d features", len(top)), len(top))
