@@ -182,7 +182,7 @@ func TestFamilyStopNullFDR(t *testing.T) {
 			fdp2 += q * q
 		}
 		mean := fdp / trials
-		se := math.Sqrt(max(fdp2/trials-mean*mean, alpha*(1-alpha))/trials) // at least the binomial SE at α
+		se := math.Sqrt(max(fdp2/trials-mean*mean, alpha*(1-alpha)) / trials) // at least the binomial SE at α
 		t.Logf("m = %d, %d strong: FDR %.4f (bound %.4f), %.1f draws per test", tc.m, tc.strong, mean, alpha+3*se, float64(draws)/trials/float64(tc.m))
 		if mean > alpha+3*se {
 			t.Errorf("m = %d, %d strong: FDR %.4f > α + 3 SE = %.4f", tc.m, tc.strong, mean, alpha+3*se)
