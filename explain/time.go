@@ -20,8 +20,10 @@ const (
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
 // Craven (see the package documentation). The zero value runs sequential
-// permutation tests (Besag and Clifford) with the smallest permutation cap
-// that lets each family make a single discovery, FDR level 0.1, window
+// permutation tests that stop once their Benjamini–Hochberg decision in
+// their family is settled (anytime-valid p-values, docs/decisions.md,
+// decision 15; BesagClifford selects Besag and Clifford's tests), with caps
+// that let each family make a single discovery, FDR level 0.1, window
 // localisation 0.99, the task's default loss, seed 0, one worker per
 // available CPU and a flat hierarchy. With Fixed set it is the paper's
 // configuration: 50 permutations per test.
