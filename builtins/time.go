@@ -34,6 +34,9 @@ var (
 	maxDraws = method.Spec[int]{Name: "max-draws",
 		Doc:     "refuse a run whose worst case (every test to its cap) exceeds this many draws, before the model is called (0: no limit)",
 		Default: explain.DefaultMaxDraws, Range: "[0, inf)"}
+	copyMemory = method.Spec[int]{Name: "copy-memory",
+		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: a quarter of the memory limit; results are the same)",
+		Range: "[0, inf)"}
 )
 
 // timeMethod is TIME (package explain).
@@ -41,13 +44,14 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, maxDraws),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, maxDraws, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
 				Seed: c.Seed, Workers: c.Workers,
 				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(maxDraws.Get(c.Values)),
+				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
 			}
 			if t.MaxDraws == 0 {
 				t.MaxDraws = -1 // no limit

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/pool"
 )
 
 // Cost is the worst case of a TIME run, before the model is called: the
@@ -125,11 +126,8 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 		}
 	}
 	walk(top)
-	rows := max(1, chunkValues/(x.D*x.L))
-	callsPerDraw := 1.0
-	if x.M*x.D*x.L > chunkValues {
-		callsPerDraw = math.Ceil(float64(x.M) / float64(rows))
-	}
+	rows := chunkRows(x, pool.Workers(c.Workers), c.MemoryBudget)
+	callsPerDraw := math.Ceil(float64(x.M) / float64(rows))
 	cost.ModelCalls = 1 + cost.Draws*callsPerDraw
 	cost.InstanceEvals = float64(x.M) * (1 + cost.Draws)
 	return cost

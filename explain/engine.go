@@ -105,17 +105,19 @@ type TestResult struct {
 
 // Engine runs permutation tests of a model on a dataset. It holds the
 // baseline predictions and losses, and one working copy per worker. When
-// the data has at most 2²¹ values (16 MiB) the working copy is a copy of
-// the data, in which each draw rewrites only the permuted block (a block is
-// restored from the data before a different one is perturbed, and at the
-// end of every batch), and each draw evaluates the model once on all M
-// instances. Larger data is evaluated in chunks of whole instances of at
-// most 2²¹ values: the working copy holds one chunk, each draw copies the
-// chunk's instances, perturbs their block and predicts them, one model call
-// per chunk. Memory is then the data plus 16 MiB per worker instead of one
-// copy of the data per worker; the predictions, and therefore the results,
-// are the same for a model that predicts each instance on its own (as
-// tempora.Model requires).
+// one copy of the data per worker fits the memory budget (SetMemoryBudget;
+// by default a quarter of the memory limit), or the data has at most 2²¹
+// values (16 MiB), the working copy is a copy of the data, in which each
+// draw rewrites only the permuted block (a block is restored from the data
+// before a different one is perturbed, and at the end of every batch), and
+// each draw evaluates the model once on all M instances: the cost of a
+// draw outside the model is that of the cells it perturbs and of the
+// losses. Otherwise the data is evaluated in chunks of whole instances of
+// at most 2²¹ values: the working copy holds one chunk, each draw copies
+// the chunk's instances once, perturbs their block and predicts them, one
+// model call per chunk. Memory is then the data plus 16 MiB per worker;
+// the predictions, and therefore the results, are the same for a model
+// that predicts each instance on its own (as tempora.Model requires).
 //
 // An Engine's methods may be called from several goroutines; concurrent
 // calls of Run are serialised.
@@ -125,6 +127,7 @@ type Engine struct {
 	loss    tempora.Loss
 	seed    uint64
 	workers int
+	budget  int64 // bytes of the workers' copies; 0: the default
 
 	baseMean float64
 

@@ -80,6 +80,12 @@ type TIME struct {
 	// (TIME.Estimate); a configuration above it is refused before the
 	// model is called. 0 means DefaultMaxDraws; negative means no limit.
 	MaxDraws int64
+	// MemoryBudget is the bytes the workers' copies of the data may use
+	// (Engine.SetMemoryBudget): each worker copies the whole data when
+	// all copies fit, else it predicts chunks of instances. 0 means a
+	// quarter of the process's memory limit. The result does not depend
+	// on it; the model calls do.
+	MemoryBudget int64
 }
 
 // DefaultMaxDraws is the default limit of TIME's worst-case draws
@@ -275,6 +281,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if err != nil {
 		return nil, nil, err
 	}
+	eng.SetMemoryBudget(cfg.MemoryBudget)
 	if eng.BaselineLoss() == 0 {
 		ex.Warnings = append(ex.Warnings, "baseline loss is zero: the model fits the targets exactly")
 	}
