@@ -194,7 +194,7 @@ func logModes(t *testing.T, modes []*mode) {
 //   - sequential power within one SE (of the other mode's mean over the
 //     20 models) of the fixed mode's and of Besag–Clifford's, on the same
 //     problems (the anytime p-values pay a little power for tests with a
-//     few hits, docs/decisions.md, decision 15);
+//     few hits, docs/decisions.md, decision 16);
 //   - feature FDR at most α = 0.1 in both modes. The per-model FDR has an
 //     SD of about 0.1 (SE 0.010 over the 100 models of the paper-scale
 //     run, whose mean is 0.062), so a 20-model mean has an SE of about

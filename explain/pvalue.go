@@ -76,6 +76,14 @@ import (
 // and never stops early: its draws are an enumeration, not a random
 // sample, so no prefix of them is a valid test.
 //
+// Anytime (Stop{Anytime: true, Alpha: α, Family: f}; TIME's default,
+// docs/decisions.md, decision 16): p = 1/max_{j≤k} M_j with M the mixture
+// likelihood ratio of anytimeLogM, valid at any stopping time by Ville's
+// inequality; the test never stops by itself, but Engine.Run settles the
+// tests of each family between batches (settle), stopping a test once its
+// BH decision at level α is that of BH on the p-values at the caps. Its
+// batches start at 4 draws and grow by a quarter.
+//
 // Probes (Stop{Probe: true, Threshold: θ}): a score-only rule for TIME's
 // window search, which only asks whether |Score| ≤ θ. After each draw k ≥
 // MinDraws (default 2; Z default 2) the half-width is
@@ -305,7 +313,7 @@ type Stop struct {
 	// means DefaultProbeZ.
 	Z float64
 	// Anytime selects the anytime-valid p-value and the family stopping
-	// rule (docs/decisions.md, decision 15): the test's p-value is
+	// rule (docs/decisions.md, decision 16): the test's p-value is
 	// 1/max_{k≤Draws} M_k, M the mixture likelihood ratio of anytimeLogM,
 	// and the test stops as soon as its Benjamini–Hochberg decision at
 	// level Alpha, within the tests of the same Run with the same Family
@@ -452,7 +460,7 @@ func unrank(perm []int, r int) {
 const anytimeMinBatch = 4
 
 // anytimeLogM returns log M_k of an anytime test with h hits in k draws
-// and cap n (docs/decisions.md, decision 15):
+// and cap n (docs/decisions.md, decision 16):
 //
 //	M_k = B(h + 1, k − h + b) / (B(1, b) · B(h + 1, k − h + 1)),  b = n,
 //
@@ -516,7 +524,7 @@ func (s *sequence) lower() float64 {
 // finished test keeps the bounds it had when it finished. The
 // decisions of BH on the reported p-values are therefore exactly those of
 // BH on p*: no error is added to that of the tests run to their caps
-// (docs/decisions.md, decision 15). An exact test is never stopped.
+// (docs/decisions.md, decision 16). An exact test is never stopped.
 func settle(seqs []*sequence, alpha float64) {
 	m := len(seqs)
 	up := make([]float64, m)

@@ -22,7 +22,7 @@ const (
 // Craven (see the package documentation). The zero value runs sequential
 // permutation tests that stop once their Benjamini–Hochberg decision in
 // their family is settled (anytime-valid p-values, docs/decisions.md,
-// decision 15; BesagClifford selects Besag and Clifford's tests), with caps
+// decision 16; BesagClifford selects Besag and Clifford's tests), with caps
 // that let each family make a single discovery, FDR level 0.1, window
 // localisation 0.99, the task's default loss, seed 0, one worker per
 // available CPU and a flat hierarchy. With Fixed set it is the paper's
@@ -69,7 +69,7 @@ type TIME struct {
 	// BesagClifford selects, in sequential mode, Besag and Clifford's
 	// sequential tests (each test stops after its SequentialStop hits),
 	// with caps MinPermutations(m, Alpha). The zero value (false) selects
-	// the family stopping rule (docs/decisions.md, decision 15):
+	// the family stopping rule (docs/decisions.md, decision 16):
 	// anytime-valid p-values with caps AnytimePermutations(m, Alpha), each
 	// test stopping as soon as its Benjamini–Hochberg decision within its
 	// family is settled, with the decisions BH would make if every test
