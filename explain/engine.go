@@ -269,7 +269,10 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		plans[i] = p
 		runs[i] = run{plan: &plans[i], seq: newSequence(p.Stop, p.draws, p.exact, e.baseMean)}
 	}
-	families := anytimeFamilies(runs)
+	families, err := anytimeFamilies(runs)
+	if err != nil {
+		return nil, err
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -314,8 +317,9 @@ type family struct {
 }
 
 // anytimeFamilies groups the runs' anytime tests by family, in order of
-// first appearance. A family's tests must share one level.
-func anytimeFamilies(runs []run) []family {
+// first appearance. It returns an error when the tests of a family do not
+// share one level.
+func anytimeFamilies(runs []run) ([]family, error) {
 	var out []family
 	index := map[string]int{}
 	for i := range runs {
@@ -329,9 +333,12 @@ func anytimeFamilies(runs []run) []family {
 			index[st.Family] = k
 			out = append(out, family{alpha: st.Alpha})
 		}
+		if st.Alpha != out[k].alpha {
+			return nil, fmt.Errorf("explain: test %d (%q) has level %v in family %q, whose first test has %v", i, runs[i].plan.Key, st.Alpha, st.Family, out[k].alpha)
+		}
 		out[k].seqs = append(out[k].seqs, &runs[i].seq)
 	}
-	return out
+	return out, nil
 }
 
 // schedule appends to items the next batch of every unfinished test, in
