@@ -31,7 +31,7 @@ var (
 	familyStop    = method.Spec[bool]{Name: "family-stop",
 		Doc:     "with sequential tests, stop each test once its Benjamini–Hochberg decision in its family is settled, using anytime-valid p-values (false: Besag–Clifford's sequential tests)",
 		Default: true}
-	maxDraws = method.Spec[int]{Name: "max-draws",
+	drawLimit = method.Spec[int]{Name: "draw-limit",
 		Doc:     "refuse a run whose worst case (every test to its cap) exceeds this many draws, before the model is called (0: no limit)",
 		Default: explain.DefaultMaxDraws, Range: "[0, inf)"}
 	copyMemory = method.Spec[int]{Name: "copy-memory",
@@ -44,13 +44,13 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, maxDraws, copyMemory),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
 				Seed: c.Seed, Workers: c.Workers,
-				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(maxDraws.Get(c.Values)),
+				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(drawLimit.Get(c.Values)),
 				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
 			}
 			if t.MaxDraws == 0 {

@@ -148,7 +148,7 @@ func (c TIME) guard(top []*node, data *tempora.Dataset) error {
 			why, data.X.D, data.X.L, est)
 	}
 	if c.MaxDraws > 0 && cost.Draws > float64(c.MaxDraws) {
-		return fmt.Errorf("explain: TIME with %s on %d features × %d timesteps needs in the worst case %s, above the limit of %d draws (raise the max-draws limit to run it anyway)",
+		return fmt.Errorf("explain: TIME with %s on %d features × %d timesteps needs in the worst case %s, above the limit of %d draws (raise the draw-limit parameter to run it anyway)",
 			why, data.X.D, data.X.L, est, c.MaxDraws)
 	}
 	return nil
