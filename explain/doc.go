@@ -53,7 +53,12 @@
 //
 // # Sequential tests
 //
-// By default (TIME.Fixed false) every test is a sequential Monte Carlo
+// By default (TIME.Fixed and TIME.BesagClifford false) every p-value test
+// is an anytime-valid Monte Carlo test that stops as soon as its
+// Benjamini–Hochberg decision within its family is settled, with exactly
+// the decisions BH would make if every test ran to its cap (Stop.Anytime;
+// docs/decisions.md, decision 16). With TIME.BesagClifford every test is
+// a sequential Monte Carlo
 // test (Besag and Clifford): it draws permutations one by one, in draw
 // order, and stops at the first draw k at which h draws have been not
 // worse than the baseline, with p = h/k; a test that reaches its cap P_max

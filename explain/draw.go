@@ -7,13 +7,15 @@ import (
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/memlimit"
 )
 
-// chunkValues bounds the values of a worker's working copy: a dataset of
-// more than chunkValues values (16 MiB of float64; 1000 × 100 × 20 still
-// fits) is predicted in chunks of whole instances, one model call per
-// chunk, so that a worker holds one chunk instead of a copy of the whole
-// data. A variable so that tests can force chunking.
+// chunkValues is the size of a chunk: data that does not fit the
+// Engine's memory budget once per worker is predicted in chunks of whole
+// instances of at most chunkValues values (16 MiB of float64), one model
+// call per chunk, so that a worker holds one chunk instead of a copy of
+// the whole data. Data of at most chunkValues values is always copied
+// whole. A variable so that tests can force chunking.
 var chunkValues = 1 << 21
 
 // workspace is one worker's private state: a copy of the data (or of one
@@ -40,14 +42,42 @@ func (ws *workspace) clean(src *tempora.Tensor) {
 	}
 }
 
-// chunkRows returns the number of instances per model call of a draw: M,
-// or fewer when the data has more than chunkValues values.
-func (e *Engine) chunkRows() int {
-	x := e.data.X
-	if x.M*x.D*x.L <= chunkValues {
+// chunkRows returns the number of instances per model call of a draw: M
+// when every worker's copy of the data fits the memory budget (or the data
+// has at most chunkValues values), else as many as chunkValues values
+// hold.
+func (e *Engine) chunkRows() int { return chunkRows(e.data.X, e.workers, e.budget) }
+
+// chunkRows returns the instances per model call of a draw of data x with
+// the given workers and budget (0: defaultBudget).
+func chunkRows(x *tempora.Tensor, workers int, budget int64) int {
+	if budget <= 0 {
+		budget = defaultBudget()
+	}
+	vals := x.M * x.D * x.L
+	if vals <= chunkValues || float64(vals)*8*float64(workers) <= float64(budget) {
 		return x.M
 	}
 	return max(1, chunkValues/(x.D*x.L))
+}
+
+// defaultBudget returns the default bytes the workers' copies of the data
+// may use: a quarter of the process's memory limit (internal/memlimit:
+// GOMEMLIMIT, or 3/4 of the control group's or the machine's memory).
+func defaultBudget() int64 {
+	l, _ := memlimit.Default()
+	return l / 4
+}
+
+// SetMemoryBudget sets the bytes the workers' working copies may use
+// (0: the default, a quarter of the process's memory limit). A worker copies the whole data when
+// every worker's copy fits; otherwise it copies one chunk of instances at
+// a time and a draw makes one model call per chunk. Results are the same
+// either way. It must be called before Run.
+func (e *Engine) SetMemoryBudget(bytes int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.budget = max(0, bytes)
 }
 
 func (e *Engine) newWorkspace(withCopy bool) *workspace {

@@ -105,17 +105,19 @@ type TestResult struct {
 
 // Engine runs permutation tests of a model on a dataset. It holds the
 // baseline predictions and losses, and one working copy per worker. When
-// the data has at most 2²¹ values (16 MiB) the working copy is a copy of
-// the data, in which each draw rewrites only the permuted block (a block is
-// restored from the data before a different one is perturbed, and at the
-// end of every batch), and each draw evaluates the model once on all M
-// instances. Larger data is evaluated in chunks of whole instances of at
-// most 2²¹ values: the working copy holds one chunk, each draw copies the
-// chunk's instances, perturbs their block and predicts them, one model call
-// per chunk. Memory is then the data plus 16 MiB per worker instead of one
-// copy of the data per worker; the predictions, and therefore the results,
-// are the same for a model that predicts each instance on its own (as
-// tempora.Model requires).
+// one copy of the data per worker fits the memory budget (SetMemoryBudget;
+// by default a quarter of the memory limit), or the data has at most 2²¹
+// values (16 MiB), the working copy is a copy of the data, in which each
+// draw rewrites only the permuted block (a block is restored from the data
+// before a different one is perturbed, and at the end of every batch), and
+// each draw evaluates the model once on all M instances: the cost of a
+// draw outside the model is that of the cells it perturbs and of the
+// losses. Otherwise the data is evaluated in chunks of whole instances of
+// at most 2²¹ values: the working copy holds one chunk, each draw copies
+// the chunk's instances once, perturbs their block and predicts them, one
+// model call per chunk. Memory is then the data plus 16 MiB per worker;
+// the predictions, and therefore the results, are the same for a model
+// that predicts each instance on its own (as tempora.Model requires).
 //
 // An Engine's methods may be called from several goroutines; concurrent
 // calls of Run are serialised.
@@ -125,6 +127,7 @@ type Engine struct {
 	loss    tempora.Loss
 	seed    uint64
 	workers int
+	budget  int64 // bytes of the workers' copies; 0: the default
 
 	baseMean float64
 
@@ -266,6 +269,10 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		plans[i] = p
 		runs[i] = run{plan: &plans[i], seq: newSequence(p.Stop, p.draws, p.exact, e.baseMean)}
 	}
+	families, err := anytimeFamilies(runs)
+	if err != nil {
+		return nil, err
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -291,6 +298,9 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 				r.lo, r.hi = 0, 0
 			}
 		}
+		for _, f := range families {
+			settle(f.seqs, f.alpha)
+		}
 	}
 
 	res := make([]TestResult, len(tests))
@@ -298,6 +308,37 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		res[i] = runs[i].seq.result()
 	}
 	return res, nil
+}
+
+// family is the anytime tests of one Run with the same Stop.Family.
+type family struct {
+	alpha float64
+	seqs  []*sequence
+}
+
+// anytimeFamilies groups the runs' anytime tests by family, in order of
+// first appearance. It returns an error when the tests of a family do not
+// share one level.
+func anytimeFamilies(runs []run) ([]family, error) {
+	var out []family
+	index := map[string]int{}
+	for i := range runs {
+		st := runs[i].plan.Stop
+		if !st.Anytime {
+			continue
+		}
+		k, ok := index[st.Family]
+		if !ok {
+			k = len(out)
+			index[st.Family] = k
+			out = append(out, family{alpha: st.Alpha})
+		}
+		if st.Alpha != out[k].alpha {
+			return nil, fmt.Errorf("explain: test %d (%q) has level %v in family %q, whose first test has %v", i, runs[i].plan.Key, st.Alpha, st.Family, out[k].alpha)
+		}
+		out[k].seqs = append(out[k].seqs, &runs[i].seq)
+	}
+	return out, nil
 }
 
 // schedule appends to items the next batch of every unfinished test, in

@@ -98,11 +98,13 @@ func TestChunkedDraws(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A budget of one byte: no worker can copy the whole data.
+		eng.SetMemoryBudget(1)
 		res, err := eng.Run(context.Background(), tests)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := TIME{Seed: 4, Workers: 3}.Explain(context.Background(), model, data)
+		ex, err := TIME{Seed: 4, Workers: 3, MemoryBudget: 1}.Explain(context.Background(), model, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,5 +132,19 @@ func TestChunkedDraws(t *testing.T) {
 	b, _ := json.Marshal(chunkedEx)
 	if string(a) != string(b) {
 		t.Errorf("TIME explanations differ:\n%s\n%s", a, b)
+	}
+	// With the default budget the same data, above chunkValues, is copied
+	// whole: one call per draw.
+	defer func(v int) { chunkValues = v }(chunkValues)
+	chunkValues = 10 * d * l
+	eng, err := NewEngine(model, data, nil, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(context.Background(), tests); err != nil {
+		t.Fatal(err)
+	}
+	if acc := eng.Accounting(); acc.ModelCalls != fullAcc.ModelCalls || acc.InstanceEvals != fullAcc.InstanceEvals {
+		t.Errorf("default budget: accounting %+v, want %+v", acc, fullAcc)
 	}
 }

@@ -76,6 +76,14 @@ import (
 // and never stops early: its draws are an enumeration, not a random
 // sample, so no prefix of them is a valid test.
 //
+// Anytime (Stop{Anytime: true, Alpha: α, Family: f}; TIME's default,
+// docs/decisions.md, decision 16): p = 1/max_{j≤k} M_j with M the mixture
+// likelihood ratio of anytimeLogM, valid at any stopping time by Ville's
+// inequality; the test never stops by itself, but Engine.Run settles the
+// tests of each family between batches (settle), stopping a test once its
+// BH decision at level α is that of BH on the p-values at the caps. Its
+// batches start at 4 draws and grow by a quarter.
+//
 // Probes (Stop{Probe: true, Threshold: θ}): a score-only rule for TIME's
 // window search, which only asks whether |Score| ≤ θ. After each draw k ≥
 // MinDraws (default 2; Z default 2) the half-width is
@@ -111,7 +119,10 @@ import (
 // beyond the cap (TIME.orderingDraws). TIME.Fixed selects Stop{} and N =
 // Permutations (50 by default) for every test.
 type sequence struct {
-	stop  Stop    // the stopping rule, probe defaults filled in
+	stop Stop // the stopping rule, probe defaults filled in
+	// logM is the running maximum of log M_k, the anytime test's mixture
+	// likelihood ratio (Stop.Anytime; see anytimeLogM).
+	logM  float64
 	max   int     // N: the draws of a test that does not stop early
 	exact bool    // the draws enumerate the group: never stop early
 	base  float64 // L̄, the baseline mean loss
@@ -158,6 +169,12 @@ func (s *sequence) next() int {
 			est = (need*s.issued + s.hits - 1) / s.hits
 		}
 		c = min(max(est, need), max(s.issued, need))
+	case st.Anytime:
+		// The family decides between batches: small batches at first (a
+		// test whose every draw ties settles after a few), then growing
+		// by a quarter, so that a test runs at most a quarter past the
+		// batch at which it settles.
+		c = max(anytimeMinBatch, s.issued/4)
 	case st.Probe:
 		if s.issued < st.MinDraws {
 			c = st.MinDraws - s.issued
@@ -201,6 +218,9 @@ func (s *sequence) add(m float64) {
 	if m <= s.base+tieTol {
 		s.hits++
 	}
+	if s.stop.Anytime {
+		s.logM = max(s.logM, anytimeLogM(s.used, s.hits, s.max))
+	}
 	if s.used == s.max {
 		s.done = true
 		return
@@ -240,6 +260,8 @@ func (s *sequence) result() TestResult {
 	switch {
 	case s.stop.Probe:
 		res.PValue = math.NaN()
+	case s.stop.Anytime && !s.exact:
+		res.PValue = s.upper()
 	case s.stopped:
 		res.PValue = float64(s.hits) / float64(s.used)
 	}
@@ -290,6 +312,19 @@ type Stop struct {
 	// Z is the half-width of the probe's interval in standard errors; 0
 	// means DefaultProbeZ.
 	Z float64
+	// Anytime selects the anytime-valid p-value and the family stopping
+	// rule (docs/decisions.md, decision 16): the test's p-value is
+	// 1/max_{k≤Draws} M_k, M the mixture likelihood ratio of anytimeLogM,
+	// and the test stops as soon as its Benjamini–Hochberg decision at
+	// level Alpha, within the tests of the same Run with the same Family
+	// that are also Anytime, is the one BH would make if every test of the
+	// family ran to its cap (see settle). An exact test of the family never
+	// stops early, but its bounds take part in the family's decisions.
+	Anytime bool
+	// Alpha is the BH level of an Anytime test's family, in (0, 1).
+	Alpha float64
+	// Family names an Anytime test's family within one Run.
+	Family string
 }
 
 // Defaults of the probe stopping rule.
@@ -316,6 +351,10 @@ func (s Stop) validate() error {
 		return fmt.Errorf("has probe minimum %d draws, need at least 0", s.MinDraws)
 	case !(s.Z >= 0 && !math.IsInf(s.Z, 1)):
 		return fmt.Errorf("has probe z %v, need a finite value ≥ 0", s.Z)
+	case s.Anytime && (s.Hits > 0 || s.Probe):
+		return fmt.Errorf("sets the anytime rule with a hit count or a probe rule")
+	case s.Anytime && !(s.Alpha > 0 && s.Alpha < 1):
+		return fmt.Errorf("has anytime family level %v outside (0, 1)", s.Alpha)
 	}
 	return nil
 }
@@ -414,4 +453,128 @@ func unrank(perm []int, r int) {
 		perm[i] = v
 		f /= n - 1 - i
 	}
+}
+
+// anytimeMinBatch is the first batch of an anytime test and the smallest
+// of later ones.
+const anytimeMinBatch = 4
+
+// anytimeLogM returns log M_k of an anytime test with h hits in k draws
+// and cap n (docs/decisions.md, decision 16):
+//
+//	M_k = B(h + 1, k − h + b) / (B(1, b) · B(h + 1, k − h + 1)),  b = n,
+//
+// B the beta function, b = anytimePrior(n) = 3n + 4. Under the null hypothesis the hits of a
+// permutation test (draws not worse than the data) are exchangeable with
+// the data's own rank: a sequence of k draws with h hits has probability
+// B(h + 1, k − h + 1) (Pólya's urn, the hit rate U uniform). The numerator
+// is its probability when U has the Beta(1, b) law, of mean 1/(1 + b):
+// a test whose hits are rare. M is the ratio of the two, a nonnegative
+// martingale of mean 1 under the null, so by Ville's inequality
+// P(max_k M_k ≥ 1/u) ≤ u and p = 1/max_k M_k is valid at any stopping
+// time, however chosen. Ties counted as hits only lower M (M decreases in
+// h at fixed k), so ties keep it valid. M_0 = 1; each miss raises M
+// (b > 1) and each hit lowers it. With no hit in k draws M_k =
+// (k+1)·b/(k+b): about k + 1 while k ≪ b (as good as the fixed test's
+// 1/(k+1)), and (3n + 4)/4 at the cap: the floor of the p-value is
+// 4/(3n + 4), so a cap n = ⌈4(m/α − 1)/3⌉ (AnytimePermutations), a third
+// above MinPermutations, lets one test of m pass BH. A larger b would
+// bring the floor nearer 1/(n+1) but make a single hit cost more.
+func anytimeLogM(k, h, n int) float64 {
+	b := anytimePrior(n)
+	return lbeta(float64(h+1), float64(k-h)+b) + math.Log(b) - lbeta(float64(h+1), float64(k-h+1))
+}
+
+// lbeta returns log B(a, b).
+func lbeta(a, b float64) float64 {
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	return la + lb - lab
+}
+
+// upper returns the test's current p-value, 1/max M, an upper bound of
+// its p-value at the cap (for an exact test, the p-value of the
+// enumeration if every remaining draw is a hit).
+func (s *sequence) upper() float64 {
+	if s.exact {
+		return float64(1+s.hits+s.max-s.used) / float64(1+s.max)
+	}
+	return math.Min(1, math.Exp(-s.logM))
+}
+
+// lower returns a lower bound of the test's p-value at its cap: the
+// p-value if every remaining draw is a miss (misses raise M, so the
+// largest M is then M at the cap).
+func (s *sequence) lower() float64 {
+	if s.exact {
+		return float64(1+s.hits) / float64(1+s.max)
+	}
+	best := max(s.logM, anytimeLogM(s.max, s.hits, s.max))
+	return math.Min(1, math.Exp(-best))
+}
+
+// settle applies the family stopping rule to the anytime tests of one
+// family at level alpha, between batches: with lo and hi the numbers of
+// BH rejections of the upper and of the lower bounds of every test's
+// p-value at its cap (BH is monotone, so lo ≤ R* ≤ hi, R* the rejections
+// of BH applied to the p-values at the caps p*), an unfinished test is
+// settled as rejected when upper ≤ α·lo/m (then p* ≤ α·R*/m) and as not
+// rejected when lower > α·hi/m (then p* > α·R*/m), and is then done. A
+// finished test keeps the bounds it had when it finished. The
+// decisions of BH on the reported p-values are therefore exactly those of
+// BH on p*: no error is added to that of the tests run to their caps
+// (docs/decisions.md, decision 16). An exact test is never stopped.
+func settle(seqs []*sequence, alpha float64) {
+	m := len(seqs)
+	up := make([]float64, m)
+	lo := make([]float64, m)
+	for i, s := range seqs {
+		up[i], lo[i] = s.upper(), s.lower()
+	}
+	rLo, rHi := bhCount(up, alpha), bhCount(lo, alpha)
+	for i, s := range seqs {
+		if s.done || s.exact {
+			continue
+		}
+		// The slack keeps rounding of the bounds (1/M, the thresholds) from
+		// settling a test whose bound is at its threshold.
+		if up[i] <= alpha*float64(rLo)/float64(m)*(1-settleSlack) || lo[i] > alpha*float64(rHi)/float64(m)*(1+settleSlack) {
+			s.done, s.stopped = true, s.used < s.max
+		}
+	}
+}
+
+// settleSlack is the relative slack of settle's comparisons.
+const settleSlack = 1e-9
+
+// bhCount returns the number of rejections of Benjamini–Hochberg at level
+// alpha (internal/fdr, the rule of TIME's families).
+func bhCount(p []float64, alpha float64) int {
+	rej, _ := bh(p, alpha)
+	n := 0
+	for _, r := range rej {
+		if r {
+			n++
+		}
+	}
+	return n
+}
+
+// anytimePrior returns b of anytimeLogM for a test of cap n: 3n + 4.
+func anytimePrior(n int) float64 { return 3*float64(n) + 4 }
+
+// AnytimeCap returns the cap of an anytime test that reaches the smallest
+// p-value of a fixed test of p draws: the smallest n whose floor
+// 4/(3n + 4) is below 1/(p + 1), ⌊4p/3⌋ + 1 (133 for p = 99). The floor is
+// strictly below so that rounding in 1/M cannot lift a test with no hit
+// above a BH threshold of exactly 1/(p + 1).
+func AnytimeCap(p int) int { return 4*p/3 + 1 }
+
+// AnytimePermutations returns the cap of an anytime test in a family of m
+// tests at level alpha, AnytimeCap(MinPermutations(m, alpha)): 133 for 10
+// tests at 0.1, 13 for one. Like MinPermutations it needs m/alpha to fit
+// an int (TIME's cost guard checks it first).
+func AnytimePermutations(m int, alpha float64) int {
+	return AnytimeCap(MinPermutations(m, alpha))
 }

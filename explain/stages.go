@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/fdr"
@@ -23,10 +24,10 @@ func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error
 	var important []*node
 	for families := [][]*node{top}; len(families) > 0; {
 		var tests []Test
-		for _, fam := range families {
+		for f, fam := range families {
 			p := r.cfg.maxDraws(len(fam))
 			for _, n := range fam {
-				tests = append(tests, n.test("overall", r.whole, AcrossInstances, p, r.cfg.stop(p)))
+				tests = append(tests, n.test("overall", r.whole, AcrossInstances, p, r.cfg.stop(p, strconv.Itoa(f))))
 			}
 		}
 		res, err := r.eng.Run(ctx, tests)
@@ -80,9 +81,10 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 	pairMax, ordMax := r.cfg.maxDraws(2), r.cfg.orderingDraws(2, r.whole.Len())
 	var tests []Test
 	for i, n := range important {
+		f := strconv.Itoa(i)
 		tests = append(tests,
-			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax)),
-			n.test("window", windows[i], AcrossInstances, pairMax, r.cfg.stop(pairMax)))
+			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax, f)),
+			n.test("window", windows[i], AcrossInstances, pairMax, r.cfg.stop(pairMax, f)))
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
@@ -114,9 +116,9 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 // window too short for its ordering ever to be significant.
 func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) error {
 	var tests []Test
-	for _, n := range significant {
+	for i, n := range significant {
 		p := r.cfg.orderingDraws(1, n.res.Window.Len())
-		tests = append(tests, n.test("window-ordering", *n.res.Window, WithinWindow, p, r.cfg.stop(p)))
+		tests = append(tests, n.test("window-ordering", *n.res.Window, WithinWindow, p, r.cfg.stop(p, strconv.Itoa(i))))
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {

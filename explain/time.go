@@ -20,8 +20,10 @@ const (
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
 // Craven (see the package documentation). The zero value runs sequential
-// permutation tests (Besag and Clifford) with the smallest permutation cap
-// that lets each family make a single discovery, FDR level 0.1, window
+// permutation tests that stop once their Benjamini–Hochberg decision in
+// their family is settled (anytime-valid p-values, docs/decisions.md,
+// decision 16; BesagClifford selects Besag and Clifford's tests), with caps
+// that let each family make a single discovery, FDR level 0.1, window
 // localisation 0.99, the task's default loss, seed 0, one worker per
 // available CPU and a flat hierarchy. With Fixed set it is the paper's
 // configuration: 50 permutations per test.
@@ -64,7 +66,32 @@ type TIME struct {
 	// Hierarchy is an optional tree of feature groups; nil means every
 	// feature is tested alone in one family.
 	Hierarchy *Hierarchy
+	// BesagClifford selects, in sequential mode, Besag and Clifford's
+	// sequential tests (each test stops after its SequentialStop hits),
+	// with caps MinPermutations(m, Alpha). The zero value (false) selects
+	// the family stopping rule (docs/decisions.md, decision 16):
+	// anytime-valid p-values with caps AnytimePermutations(m, Alpha), each
+	// test stopping as soon as its Benjamini–Hochberg decision within its
+	// family is settled, with the decisions BH would make if every test
+	// ran to its cap.
+	BesagClifford bool
+	// MaxDraws bounds the worst case of the run, the draws it makes if
+	// every test runs to its cap and every node is important
+	// (TIME.Estimate); a configuration above it is refused before the
+	// model is called. 0 means DefaultMaxDraws; negative means no limit.
+	MaxDraws int64
+	// MemoryBudget is the bytes the workers' copies of the data may use
+	// (Engine.SetMemoryBudget): each worker copies the whole data when
+	// all copies fit, else it predicts chunks of instances. 0 means a
+	// quarter of the process's memory limit. The result does not depend
+	// on it; the model calls do.
+	MemoryBudget int64
 }
+
+// DefaultMaxDraws is the default limit of TIME's worst-case draws
+// (TIME.MaxDraws): 10⁸ draws, far above any default configuration of up to
+// a few hundred features (10 features at α = 0.1 need at most about 10⁴).
+const DefaultMaxDraws = 100_000_000
 
 var _ tempora.Explainer = TIME{}
 
@@ -93,16 +120,34 @@ func (c TIME) config() (TIME, error) {
 	if c.Workers < 0 {
 		return c, fmt.Errorf("explain: TIME workers %d is negative", c.Workers)
 	}
+	if c.MaxDraws == 0 {
+		c.MaxDraws = DefaultMaxDraws
+	}
 	return c, nil
 }
 
-// maxDraws returns the draws cap of a test in a family of m tests.
+// maxDraws returns the draws cap of a test in a family of m tests: the
+// nominal cap, or with the family stopping rule AnytimeCap of it (the same
+// smallest p-value).
 func (c TIME) maxDraws(m int) int {
+	p := c.nominal(m)
+	if c.anytime() {
+		return AnytimeCap(p)
+	}
+	return p
+}
+
+// nominal returns Permutations, or MinPermutations(m, Alpha) when it is 0:
+// the P whose smallest p-value 1/(P+1) every stopping rule reaches.
+func (c TIME) nominal(m int) int {
 	if c.Permutations > 0 {
 		return c.Permutations
 	}
 	return MinPermutations(m, c.Alpha)
 }
+
+// anytime reports whether the tests use the family stopping rule.
+func (c TIME) anytime() bool { return !c.Fixed && !c.BesagClifford }
 
 // orderingDraws returns the draws cap of a within-window test of w
 // timesteps in a family of m tests. With the default caps, a window short
@@ -133,10 +178,14 @@ func exactDrawsOf(w int) int {
 	return f - 1
 }
 
-// stop returns the stopping rule of a p-value test with the given cap.
-func (c TIME) stop(pmax int) Stop {
-	if c.Fixed {
+// stop returns the stopping rule of a p-value test with the given cap in
+// the family named family.
+func (c TIME) stop(pmax int, family string) Stop {
+	switch {
+	case c.Fixed:
 		return Stop{}
+	case c.anytime():
+		return Stop{Anytime: true, Alpha: c.Alpha, Family: family}
 	}
 	return SequentialStop(c.Alpha, pmax)
 }
@@ -225,10 +274,14 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.guard(top, data); err != nil {
+		return nil, nil, err
+	}
 	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
 	if err != nil {
 		return nil, nil, err
 	}
+	eng.SetMemoryBudget(cfg.MemoryBudget)
 	if eng.BaselineLoss() == 0 {
 		ex.Warnings = append(ex.Warnings, "baseline loss is zero: the model fits the targets exactly")
 	}
@@ -250,7 +303,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 func (c TIME) floorWarnings(top []*node) []string {
 	var out []string
 	check := func(family string, m int) {
-		p := c.maxDraws(m)
+		p := c.nominal(m)
 		floor := 1 / float64(p+1)
 		if floor <= c.Alpha/float64(m)*(1+1e-12) {
 			return
