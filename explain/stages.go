@@ -26,7 +26,7 @@ func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error
 		for _, fam := range families {
 			p := r.cfg.maxDraws(len(fam))
 			for _, n := range fam {
-				tests = append(tests, n.test("overall", r.whole, AcrossInstances, p, r.cfg.stop(p)))
+				tests = append(tests, n.test("overall", r.whole, r.cfg.across(), p, r.cfg.stop(p)))
 			}
 		}
 		res, err := r.eng.Run(ctx, tests)
@@ -82,7 +82,7 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 	for i, n := range important {
 		tests = append(tests,
 			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax)),
-			n.test("window", windows[i], AcrossInstances, pairMax, r.cfg.stop(pairMax)))
+			n.test("window", windows[i], r.cfg.across(), pairMax, r.cfg.stop(pairMax)))
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {

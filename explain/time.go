@@ -64,6 +64,13 @@ type TIME struct {
 	// Hierarchy is an optional tree of feature groups; nil means every
 	// feature is tested alone in one family.
 	Hierarchy *Hierarchy
+	// Conditional makes the across-instance tests (features, groups,
+	// window search and window) conditional permutation tests
+	// (Conditional, conditional.go): they ask whether a feature carries
+	// information about the target beyond the other features, instead of
+	// whether the model reads it. The ordering tests stay within-window
+	// permutations. The explanation's Test is then "conditional".
+	Conditional bool
 }
 
 var _ tempora.Explainer = TIME{}
@@ -171,7 +178,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, err
 	}
 	probe := !r.cfg.Fixed && !r.cfg.FullProbes
-	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, &r.counts[drawSearch])
+	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +228,9 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 		return nil, nil, fmt.Errorf("explain: %w", err)
 	}
 	ex := tempora.NewExplanation("TIME", data)
+	if cfg.Conditional {
+		ex.Test = conditionalTestName
+	}
 	top, err := cfg.buildNodes(ex, data)
 	if err != nil {
 		return nil, nil, err

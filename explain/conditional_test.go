@@ -1,0 +1,213 @@
+package explain
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// corrWorld draws the correlated world of synth.Correlated (explain's tests
+// may not import synth, so it is rebuilt here): A an AR(1) process with
+// lag-one autocorrelation ½, B = ρ·h(A) + √(1−ρ²)·η (h(a) = a, or (a + a² −
+// 1)/√3 when nonlinear), others independent AR(1) features; y = S(A) +
+// 0.1·ε with S the mean over the window [L/4, ⌈3L/4⌉ − 1].
+func corrWorld(m, l, others int, rho float64, nonlinear bool, seed uint64) (*tempora.Dataset, tempora.Window) {
+	d := 2 + others
+	x := tempora.NewTensor(m, d, l)
+	rng := tempora.NewRand(seed, "corr-world")
+	ar := func(dst []float64) {
+		dst[0] = rng.NormFloat64()
+		for t := 1; t < len(dst); t++ {
+			dst[t] = 0.5*dst[t-1] + math.Sqrt(0.75)*rng.NormFloat64()
+		}
+	}
+	eta := make([]float64, l)
+	for i := range m {
+		a, b := x.Window(i, 0, 0, l-1), x.Window(i, 1, 0, l-1)
+		ar(a)
+		ar(eta)
+		for t := range b {
+			h := a[t]
+			if nonlinear {
+				h = (a[t] + a[t]*a[t] - 1) / math.Sqrt(3)
+			}
+			b[t] = rho*h + math.Sqrt(1-rho*rho)*eta[t]
+		}
+		for j := 2; j < d; j++ {
+			ar(x.Window(i, j, 0, l-1))
+		}
+	}
+	w := tempora.Window{Start: l / 4, End: (3*l+3)/4 - 1}
+	y := make([]float64, m)
+	for i := range y {
+		y[i] = mean(x.Window(i, 0, w.Start, w.End)) + 0.1*rng.NormFloat64()
+	}
+	return &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}, w
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// corrModel is the black box S(A), or ½·S(A) + ½·S(B) when spread.
+func corrModel(w tempora.Window, spread bool) tempora.ModelFunc {
+	return func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			dst[i] = mean(x.Window(i, 0, w.Start, w.End))
+			if spread {
+				dst[i] = 0.5*dst[i] + 0.5*mean(x.Window(i, 1, w.Start, w.End))
+			}
+		}
+		return nil
+	}
+}
+
+// featureFamily runs TIME's feature family (every feature alone over the
+// whole sequence, the default cap and sequential rule, BH at α = 0.1) with
+// perturbation k and returns the rejections.
+func featureFamily(t testing.TB, data *tempora.Dataset, m tempora.Model, k Perturbation, seed uint64) []bool {
+	eng, err := NewEngine(m, data, nil, seed, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := data.X.D
+	p := MinPermutations(d, 0.1)
+	tests := make([]Test, d)
+	for j := range tests {
+		tests[j] = Test{Features: []int{j}, Window: tempora.Window{End: data.X.L - 1}, Kind: k, Permutations: p,
+			Key: fmt.Sprint("f", j), Stop: SequentialStop(0.1, p)}
+	}
+	res, err := eng.Run(context.Background(), tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := make([]float64, d)
+	for j, r := range res {
+		pv[j] = r.PValue
+	}
+	rej, _ := bh(pv, 0.1)
+	return rej
+}
+
+// TestConditionalSamplerLinear checks the draw against its definition on a
+// linear-Gaussian pair: a conditional draw of B keeps B's correlation with
+// A (ρ = 0.9) and its variance, where a marginal draw destroys the
+// correlation; and the fitted values reproduce the known regression slope.
+func TestConditionalSamplerLinear(t *testing.T) {
+	data, _ := corrWorld(2000, 6, 1, 0.9, false, 1)
+	f, err := fitConditional(data.X, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan{Test: Test{Features: []int{1}, Window: tempora.Window{End: 5}, Kind: Conditional}, cond: f}
+	x := data.X.Clone()
+	perm := make([]int, x.M)
+	rng := tempora.NewRand(2, "perm")
+	for i := range perm {
+		perm[i] = i
+	}
+	rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+	permuteConditional(x, data.X, 0, p, perm)
+	corr := func(x *tempora.Tensor, t int) (float64, float64) {
+		var sa, sb, saa, sbb, sab float64
+		n := float64(x.M)
+		for i := range x.M {
+			a, b := x.At(i, 0, t), x.At(i, 1, t)
+			sa, sb, saa, sbb, sab = sa+a, sb+b, saa+a*a, sbb+b*b, sab+a*b
+		}
+		va, vb := saa/n-sa*sa/n/n, sbb/n-sb*sb/n/n
+		return (sab/n - sa*sb/n/n) / math.Sqrt(va*vb), vb
+	}
+	// 2000 instances: the sample correlation's SE is (1−ρ²)/√M ≈ 0.004 and
+	// the variance's √(2/M) ≈ 0.03, so 0.02 and 0.15 are 5 SE.
+	for _, ts := range []int{0, 3, 5} {
+		c, v := corr(x, ts)
+		if math.Abs(c-0.9) > 0.02 || math.Abs(v-1) > 0.15 {
+			t.Errorf("t=%d: conditional draw has corr(A, B) = %.3f, var B = %.3f; want 0.9, 1", ts, c, v)
+		}
+		tempora.PermuteInstances(x, data.X, []int{1}, 0, 5, perm)
+		if c, _ := corr(x, ts); math.Abs(c) > 0.1 {
+			t.Errorf("t=%d: marginal draw has corr(A, B) = %.3f, want about 0", ts, c)
+		}
+		permuteConditional(x, data.X, 0, p, perm)
+	}
+}
+
+// TestConditionalFitAllFeatures checks that a block of every feature has
+// nothing to condition on: its draw is the marginal one.
+func TestConditionalFitAllFeatures(t *testing.T) {
+	data, _ := corrWorld(50, 5, 0, 0.5, false, 3)
+	f, err := fitConditional(data.X, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan{Test: Test{Features: []int{0, 1}, Window: tempora.Window{Start: 1, End: 3}, Kind: Conditional}, cond: f}
+	perm := make([]int, 50)
+	for i := range perm {
+		perm[i] = (i + 7) % 50
+	}
+	x, y := data.X.Clone(), data.X.Clone()
+	permuteConditional(x, data.X, 0, p, perm)
+	tempora.PermuteInstances(y, data.X, []int{0, 1}, 1, 3, perm)
+	for i := range x.Data {
+		if math.Abs(x.Data[i]-y.Data[i]) > 1e-12 {
+			t.Fatalf("value %d: conditional %v, marginal %v", i, x.Data[i], y.Data[i])
+		}
+	}
+}
+
+// TestConditionalMeasure prints, with TEMPORA_MEASURE=1, the rejection
+// rates of the feature family for the marginal test and the two
+// conditional samplers considered (decisions.md records them).
+func TestConditionalMeasure(t *testing.T) {
+	if os.Getenv("TEMPORA_MEASURE") == "" {
+		t.Skip("set TEMPORA_MEASURE=1 to measure")
+	}
+	const trials = 100
+	for _, nonlin := range []bool{false, true} {
+		for _, rho := range []float64{0, 0.5, 0.9, 0.99} {
+			for _, spread := range []bool{false, true} {
+				for _, s := range []struct {
+					name   string
+					k      Perturbation
+					strata int
+				}{{"marginal", AcrossInstances, 0}, {"residual", Conditional, 0}, {"strata10", Conditional, 10}} {
+					condStrata = s.strata
+					var ra, rb, fd float64
+					for k := range trials {
+						data, w := corrWorld(500, 10, 3, rho, nonlin, uint64(k))
+						rej := featureFamily(t, data, corrModel(w, spread), s.k, uint64(k))
+						nrej, false_ := 0, 0
+						for j, r := range rej {
+							if r {
+								nrej++
+								if j != 0 {
+									false_++
+								}
+							}
+						}
+						if rej[0] {
+							ra++
+						}
+						if rej[1] {
+							rb++
+						}
+						if nrej > 0 {
+							fd += float64(false_) / float64(nrej)
+						}
+					}
+					condStrata = 0
+					t.Logf("nonlinear=%v rho=%.2f spread=%v %-9s power(A)=%.2f rate(B)=%.2f FDR(data)=%.3f", nonlin, rho, spread, s.name, ra/trials, rb/trials, fd/trials)
+				}
+			}
+		}
+	}
+}
