@@ -134,8 +134,8 @@ func Correlated(cfg CorrelatedConfig, seed uint64) (*CorrelatedProblem, error) {
 	}
 	eta := make([]float64, l)
 	for i := range m {
-		a := x.Data[x.Index(i, 0, 0):x.Index(i, 0, l-1)+1]
-		b := x.Data[x.Index(i, 1, 0):x.Index(i, 1, l-1)+1]
+		a := x.Data[x.Index(i, 0, 0) : x.Index(i, 0, l-1)+1]
+		b := x.Data[x.Index(i, 1, 0) : x.Index(i, 1, l-1)+1]
 		ar(a)
 		ar(eta)
 		for t := range b {
