@@ -27,7 +27,9 @@ var (
 		Default: explain.DefaultAlpha, Range: "(0, 1)"}
 	timeGamma = method.Spec[float64]{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end",
 		Default: explain.DefaultGamma, Range: "(0, 1)"}
-	timeHierarchy = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+	timeHierarchy   = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+	timeConditional = method.Spec[bool]{Name: "conditional",
+		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model read it)"}
 )
 
 // timeMethod is TIME (package explain).
@@ -35,12 +37,12 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy),
+		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy, timeConditional),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
-				Seed: c.Seed, Workers: c.Workers,
+				Seed: c.Seed, Workers: c.Workers, Conditional: timeConditional.Get(c.Values),
 			}
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)
