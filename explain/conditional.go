@@ -173,18 +173,11 @@ func fitConditional(x *tempora.Tensor, feats []int) (*condFit, error) {
 			}
 			continue
 		}
-		col := func(c int) []float64 { return zcols[c*m : (c+1)*m] }
+		z := mat.NewDense(p, m, zcols) // row a: regressor a over the instances
 		ztz := mat.NewSymDense(p, nil)
+		ztz.SymOuterK(1, z)
 		var trace float64
 		for a := range p {
-			ca := col(a)
-			for b := a; b < p; b++ {
-				var s float64
-				for i, v := range col(b) {
-					s += ca[i] * v
-				}
-				ztz.SetSym(a, b, s)
-			}
 			trace += ztz.At(a, a)
 		}
 		ridge := 1e-8 * trace / float64(p)
@@ -198,27 +191,23 @@ func fitConditional(x *tempora.Tensor, feats []int) (*condFit, error) {
 		if !chol.Factorize(ztz) {
 			return nil, fmt.Errorf("explain: conditional fit of features %v at timestep %d is singular", feats, t)
 		}
-		zty := mat.NewDense(p, g, nil)
+		yc := mat.NewDense(m, g, nil)
 		for gi, j := range feats {
-			for a := range p {
-				var s float64
-				for i, v := range col(a) {
-					s += v * (x.Data[x.Index(i, j, t)] - ymean[gi])
-				}
-				zty.Set(a, gi, s)
+			for i := range m {
+				yc.Set(i, gi, x.Data[x.Index(i, j, t)]-ymean[gi])
 			}
 		}
+		var zty mat.Dense
+		zty.Mul(z, yc)
 		var beta mat.Dense
-		if err := chol.SolveTo(&beta, zty); err != nil {
+		if err := chol.SolveTo(&beta, &zty); err != nil {
 			return nil, fmt.Errorf("explain: conditional fit of features %v at timestep %d: %w", feats, t, err)
 		}
-		for gi := range feats {
-			for i := range m {
-				v := ymean[gi]
-				for a := range p {
-					v += beta.At(a, gi) * zcols[a*m+i]
-				}
-				f.fit[(i*g+gi)*l+t] = v
+		var fitted mat.Dense
+		fitted.Mul(z.T(), &beta)
+		for i := range m {
+			for gi := range feats {
+				f.fit[(i*g+gi)*l+t] = ymean[gi] + fitted.At(i, gi)
 			}
 		}
 	}
