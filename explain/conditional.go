@@ -12,7 +12,7 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
-// Conditional tests (docs/decisions.md, "Conditional permutation tests").
+// Conditional tests (docs/decisions.md, decision 15).
 //
 // A marginal across-instance draw replaces the block of instance i by the
 // block of instance π(i). When the block's features are correlated with the
@@ -70,7 +70,7 @@ const Conditional Perturbation = WithinWindow + 1
 const conditionalLags = 1
 
 // condStrata, when positive, replaces the residual sampler by the
-// stratified one measured against it (decisions.md): the raw block of
+// stratified one measured against it (docs/decisions.md, decision 15): the raw block of
 // instance i is replaced by that of instance π_s(i), π_s a uniform
 // permutation within i's stratum, the strata being condStrata equal-count
 // bins of the instances' mean fitted value of the block's first member.

@@ -166,7 +166,8 @@ func TestConditionalFitAllFeatures(t *testing.T) {
 
 // TestConditionalMeasure prints, with TEMPORA_MEASURE=1, the rejection
 // rates of the feature family for the marginal test and the two
-// conditional samplers considered (decisions.md records them).
+// conditional samplers considered (docs/decisions.md, decision 15, records
+// them).
 func TestConditionalMeasure(t *testing.T) {
 	if os.Getenv("TEMPORA_MEASURE") == "" {
 		t.Skip("set TEMPORA_MEASURE=1 to measure")
@@ -257,8 +258,8 @@ func TestTIMEConditional(t *testing.T) {
 // 0.99 with a linear dependence of B on A, and at ρ = 0.9 with a nonlinear
 // one that the sampler's linear model misspecifies (the black box and the
 // target are linear in A, so the misspecified residuals, uncorrelated with
-// A, do not move the expected loss; decisions.md shows where validity
-// ends). It also requires the power of A to stay at least 0.8.
+// A, do not move the expected loss; docs/decisions.md, decision 15, says
+// where validity ends). It also requires the power of A to stay at least 0.8.
 //
 // Tolerance: BH guarantees FDR ≤ α when the sampler is right, and the test
 // must detect an FDR clearly above it (the marginal test's is ½ here). A

@@ -9,7 +9,7 @@ import (
 )
 
 // The correlated world: two features that move together, for conditional
-// permutation tests (docs/decisions.md, "Conditional permutation tests").
+// permutation tests (docs/decisions.md, decision 15).
 //
 // Feature A is a stationary Gaussian AR(1) process with lag-one
 // autocorrelation CorrelatedPhi and unit variance. Feature B follows A:
