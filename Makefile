@@ -106,7 +106,7 @@ bench-suite: build
 # scale (100 models each); run table-s2 on more cores or in shards (tempora
 # export). paper-table1 runs Table 1 / S1 alone. Expected times: tempora run
 # -list (or README.md).
-SUITES := table1 table-s2 testsize-regression testsize-classification
+SUITES := table1 table-s2 testsize-regression testsize-classification correlated
 comma := ,
 empty :=
 space := $(empty) $(empty)

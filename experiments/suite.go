@@ -17,6 +17,15 @@ type ProblemSpec struct {
 	Task                           tempora.Task
 	Noise                          string
 	WindowIndependent              bool
+	// World "correlated" selects synth.Correlated with correlation Rho and
+	// the spreading black box when Spread (Instances and Timesteps zero
+	// take its defaults; the other fields are ignored); Truth "data"
+	// scores against its data-centric truth (suite_correlated.go). The
+	// zero World is synth.Generate.
+	World  string
+	Rho    float64
+	Spread bool
+	Truth  string
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
@@ -146,6 +155,12 @@ var Suites = []*Suite{
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
+	},
+	{
+		Name: "correlated", Doc: "marginal against conditional TIME on correlated features (B follows A with correlation ρ; the target depends on A), both black boxes, scored against both truths",
+		Models: 20, QuickModels: 3, Methods: correlatedMethods,
+		Time: "about 5 min", QuickTime: "about 45 s",
+		settings: correlatedSettings,
 	},
 	{
 		Name: "grid", Doc: "generic sweep over synth and explainer parameters (-grid 'noise=0,0.5;gamma=0.95,0.99') around the Table 1 setting",
