@@ -48,7 +48,9 @@ import (
 // computed as x_{π(i)j}[t] + f_{ij}[t] − f_{π(i)j}[t], so the Engine stores
 // only the fitted values: one tensor block per tested feature set, fitted
 // once per Engine over the whole sequence and shared by every test of that
-// set (overall, window-search probes, window).
+// set (overall, window-search probes, window). Every regression is solved
+// from one set of cross-products of all lagged columns (gramSet), computed
+// once per Engine.
 //
 // The sampler is exact when each member given the others is linear with an
 // additive noise independent of them (the linear-Gaussian case). When the
@@ -91,6 +93,7 @@ type condFit struct {
 // on first use and never change.
 type condCache struct {
 	mu   sync.Mutex
+	gram *gramSet
 	fits map[string]*condFit
 }
 
@@ -108,7 +111,10 @@ func (e *Engine) conditional(feats []int) (*condFit, error) {
 	if f, ok := c.fits[k]; ok {
 		return f, nil
 	}
-	f, err := fitConditional(e.data.X, feats)
+	if c.gram == nil {
+		c.gram = newGramSet(e.data.X)
+	}
+	f, err := fitConditional(e.data.X, feats, c.gram)
 	if err != nil {
 		return nil, err
 	}
@@ -119,66 +125,95 @@ func (e *Engine) conditional(feats []int) (*condFit, error) {
 	return f, nil
 }
 
-// fitConditional regresses every member of feats at every timestep on the
-// other features at lags −conditionalLags..conditionalLags (see the top of
-// this file). Columns are centred; a ridge of 1e−8 times the mean variance
-// of the regressors keeps the normal equations positive definite when
-// regressors are collinear or constant, and changes the fit of a
-// well-conditioned problem by a relative 1e−8 at most.
-func fitConditional(x *tempora.Tensor, feats []int) (*condFit, error) {
+// gramSet holds, for every timestep t, the centred cross-products of the
+// lagged columns that any regression at t can use: the values x_k[u] of
+// every feature k at every u in [t−conditionalLags, t+conditionalLags] ∩
+// [0, L−1], and their means. Every regression at t (any member, any
+// conditioning set) is a sub-block of it, so it is computed once per
+// Engine: L·(3D)² values, whatever M.
+type gramSet struct {
+	cols [][]lagCol
+	gram []*mat.SymDense
+	mean [][]float64
+}
+
+// lagCol is the column x_k[u].
+type lagCol struct{ k, u int }
+
+func newGramSet(x *tempora.Tensor) *gramSet {
 	m, d, l := x.M, x.D, x.L
-	g := len(feats)
-	var others []int
-	for j := range d {
-		if !slices.Contains(feats, j) {
-			others = append(others, j)
-		}
-	}
-	f := &condFit{feats: slices.Clone(feats), l: l, fit: make([]float64, m*g*l)}
-	zcols := make([]float64, 0, m*len(others)*(2*conditionalLags+1))
-	ymean := make([]float64, g)
+	gs := &gramSet{cols: make([][]lagCol, l), gram: make([]*mat.SymDense, l), mean: make([][]float64, l)}
+	var zdata []float64
 	for t := range l {
-		// Response means.
-		for gi, j := range feats {
+		var cols []lagCol
+		for k := range d {
+			for u := max(0, t-conditionalLags); u <= min(l-1, t+conditionalLags); u++ {
+				cols = append(cols, lagCol{k, u})
+			}
+		}
+		c := len(cols)
+		zdata = slices.Grow(zdata[:0], c*m)[:c*m]
+		mean := make([]float64, c)
+		for a, col := range cols {
+			row := zdata[a*m : (a+1)*m]
 			var s float64
 			for i := range m {
-				s += x.Data[x.Index(i, j, t)]
+				row[i] = x.Data[x.Index(i, col.k, col.u)]
+				s += row[i]
 			}
-			ymean[gi] = s / float64(m)
-		}
-		// Centred regressors, column by column.
-		zcols = zcols[:0]
-		for _, k := range others {
-			for dt := -conditionalLags; dt <= conditionalLags; dt++ {
-				u := t + dt
-				if u < 0 || u >= l {
-					continue
-				}
-				var s float64
-				for i := range m {
-					s += x.Data[x.Index(i, k, u)]
-				}
-				mu := s / float64(m)
-				for i := range m {
-					zcols = append(zcols, x.Data[x.Index(i, k, u)]-mu)
-				}
+			mean[a] = s / float64(m)
+			for i := range row {
+				row[i] -= mean[a]
 			}
 		}
-		p := len(zcols) / m
+		g := mat.NewSymDense(c, nil)
+		g.SymOuterK(1, mat.NewDense(c, m, zdata))
+		gs.cols[t], gs.gram[t], gs.mean[t] = cols, g, mean
+	}
+	return gs
+}
+
+// fitConditional regresses every member of feats at every timestep on the
+// other features at lags −conditionalLags..conditionalLags (see the top of
+// this file), from the cross-products gs (nil: computed here). Columns are
+// centred; a ridge of 1e−8 times the mean variance of the regressors keeps
+// the normal equations positive definite when regressors are collinear or
+// constant, and changes the fit of a well-conditioned problem by a
+// relative 1e−8 at most.
+func fitConditional(x *tempora.Tensor, feats []int, gs *gramSet) (*condFit, error) {
+	if gs == nil {
+		gs = newGramSet(x)
+	}
+	m, l := x.M, x.L
+	g := len(feats)
+	f := &condFit{feats: slices.Clone(feats), l: l, fit: make([]float64, m*g*l)}
+	for t := range l {
+		cols, gram, mean := gs.cols[t], gs.gram[t], gs.mean[t]
+		var reg []int
+		resp := make([]int, g)
+		for a, col := range cols {
+			if gi := slices.Index(feats, col.k); gi < 0 {
+				reg = append(reg, a)
+			} else if col.u == t {
+				resp[gi] = a
+			}
+		}
+		p := len(reg)
 		if p == 0 {
 			for i := range m {
-				for gi := range feats {
-					f.fit[(i*g+gi)*l+t] = ymean[gi]
+				for gi, r := range resp {
+					f.fit[(i*g+gi)*l+t] = mean[r]
 				}
 			}
 			continue
 		}
-		z := mat.NewDense(p, m, zcols) // row a: regressor a over the instances
 		ztz := mat.NewSymDense(p, nil)
-		ztz.SymOuterK(1, z)
 		var trace float64
-		for a := range p {
-			trace += ztz.At(a, a)
+		for a, ra := range reg {
+			for b := a; b < p; b++ {
+				ztz.SetSym(a, b, gram.At(ra, reg[b]))
+			}
+			trace += gram.At(ra, ra)
 		}
 		ridge := 1e-8 * trace / float64(p)
 		if ridge == 0 {
@@ -191,23 +226,29 @@ func fitConditional(x *tempora.Tensor, feats []int) (*condFit, error) {
 		if !chol.Factorize(ztz) {
 			return nil, fmt.Errorf("explain: conditional fit of features %v at timestep %d is singular", feats, t)
 		}
-		yc := mat.NewDense(m, g, nil)
-		for gi, j := range feats {
-			for i := range m {
-				yc.Set(i, gi, x.Data[x.Index(i, j, t)]-ymean[gi])
+		zty := mat.NewDense(p, g, nil)
+		for a, ra := range reg {
+			for gi, r := range resp {
+				zty.Set(a, gi, gram.At(ra, r))
 			}
 		}
-		var zty mat.Dense
-		zty.Mul(z, yc)
 		var beta mat.Dense
-		if err := chol.SolveTo(&beta, &zty); err != nil {
+		if err := chol.SolveTo(&beta, zty); err != nil {
 			return nil, fmt.Errorf("explain: conditional fit of features %v at timestep %d: %w", feats, t, err)
 		}
-		var fitted mat.Dense
-		fitted.Mul(z.T(), &beta)
-		for i := range m {
-			for gi := range feats {
-				f.fit[(i*g+gi)*l+t] = ymean[gi] + fitted.At(i, gi)
+		// fit_i = ȳ + Σ_a β_a (x_a,i − μ_a), with the constant part first.
+		for gi, r := range resp {
+			c := mean[r]
+			for a, ra := range reg {
+				c -= beta.At(a, gi) * mean[ra]
+			}
+			for i := range m {
+				v := c
+				for a, ra := range reg {
+					col := cols[ra]
+					v += beta.At(a, gi) * x.Data[x.Index(i, col.k, col.u)]
+				}
+				f.fit[(i*g+gi)*l+t] = v
 			}
 		}
 	}

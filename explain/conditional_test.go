@@ -103,7 +103,7 @@ func featureFamily(t testing.TB, data *tempora.Dataset, m tempora.Model, k Pertu
 // correlation; and the fitted values reproduce the known regression slope.
 func TestConditionalSamplerLinear(t *testing.T) {
 	data, _ := corrWorld(2000, 6, 1, 0.9, false, 1)
-	f, err := fitConditional(data.X, []int{1})
+	f, err := fitConditional(data.X, []int{1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestConditionalSamplerLinear(t *testing.T) {
 // nothing to condition on: its draw is the marginal one.
 func TestConditionalFitAllFeatures(t *testing.T) {
 	data, _ := corrWorld(50, 5, 0, 0.5, false, 3)
-	f, err := fitConditional(data.X, []int{0, 1})
+	f, err := fitConditional(data.X, []int{0, 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +305,50 @@ func TestConditionalCalibration(t *testing.T) {
 		}
 		if power < 0.8 {
 			t.Errorf("rho=%v nonlinear=%v: power of A %.2f < 0.8", c.rho, c.nonlinear, power)
+		}
+	}
+}
+
+// TestConditionalChunkedWorkers checks that conditional tests (a feature, a
+// group and a window) give identical results for any number of workers and
+// when the data is predicted in chunks of instances.
+func TestConditionalChunkedWorkers(t *testing.T) {
+	data, w := corrWorld(60, 8, 2, 0.9, false, 21)
+	m := corrModel(w, true)
+	tests := []Test{
+		{Features: []int{1}, Window: tempora.Window{End: 7}, Kind: Conditional, Permutations: 30, Key: "b"},
+		{Features: []int{0, 1}, Window: tempora.Window{End: 7}, Kind: Conditional, Permutations: 30, Key: "ab"},
+		{Features: []int{0}, Window: tempora.Window{Start: 2, End: 5}, Kind: Conditional, Permutations: 30, Key: "a-window", Stop: SequentialStop(0.1, 30)},
+	}
+	run := func(workers int) []TestResult {
+		eng, err := NewEngine(m, data, nil, 4, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := eng.Run(context.Background(), tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	want := run(1)
+	if want[0].Score == 0 || want[1].Score <= 0 {
+		t.Fatalf("scores %v, %v: the draws perturb nothing", want[0].Score, want[1].Score)
+	}
+	for _, workers := range []int{1, 3} {
+		for _, values := range []int{0, 8 * 4 * 7} { // 0: no chunking; else chunks of 7 instances
+			func() {
+				if values > 0 {
+					defer func(v int) { chunkValues = v }(chunkValues)
+					chunkValues = values
+				}
+				got := run(workers)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Errorf("workers %d, chunk values %d, test %q: %+v, want %+v", workers, values, tests[i].Key, got[i], want[i])
+					}
+				}
+			}()
 		}
 	}
 }
