@@ -16,7 +16,7 @@ func TestCorrelatedFigure(t *testing.T) {
 			for _, cond := range []string{"false", "true"} {
 				for _, m := range []string{"TIME", "TIME-n", "PERM-f", "SAGE-m"} {
 					groups = append(groups, Group{Suite: CorrelatedSuite, Method: m,
-						Params: []record.Param{{Key: "rho", Value: rho}, {Key: "box", Value: "spread"}, {Key: "truth", Value: truth}, {Key: "conditional", Value: cond}},
+						Params:  []record.Param{{Key: "rho", Value: rho}, {Key: "box", Value: "spread"}, {Key: "truth", Value: truth}, {Key: "conditional", Value: cond}},
 						Metrics: []MetricSummary{{Name: "feature-power", Summary: Summary{Mean: 1, N: 2}}, {Name: "feature-fdr", Summary: Summary{Mean: 0.5, N: 2}}}})
 				}
 			}
