@@ -352,5 +352,24 @@ func (c TIME) across() Perturbation {
 	return AcrossInstances
 }
 
-// TestName is the Explanation.Test of a conditional TIME run.
+// conditionalTestName is the Explanation.Test of a conditional TIME run.
 const conditionalTestName = "conditional"
+
+// conditionalWarnings warns when the regression of a feature on the others
+// has many regressors for the instances: with p = 3(D − 1) regressors and M
+// instances, least squares absorbs about a fraction p/M of a feature's own
+// variation into its fitted values even when the others carry nothing
+// about it, so a draw keeps that part of the instance's own value and the
+// tests lose power (they stay valid: the draws are closer to the data, not
+// further). It warns above p/M = 0.1.
+func (c TIME) conditionalWarnings(data *tempora.Dataset) []string {
+	if !c.Conditional {
+		return nil
+	}
+	p := (2*conditionalLags + 1) * (data.X.D - 1)
+	if r := float64(p) / float64(data.X.M); r > 0.1 {
+		return []string{fmt.Sprintf("conditional tests: each feature is regressed on %d values of the other features with %d instances, so its fit absorbs about %.0f%% of its own variation and the tests lose power; more instances or a hierarchy of groups help",
+			p, data.X.M, 100*min(r, 1))}
+	}
+	return nil
+}

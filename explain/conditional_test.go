@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -222,11 +224,13 @@ func TestConditionalMeasure(t *testing.T) {
 func TestTIMEConditional(t *testing.T) {
 	data, w := corrWorld(400, 8, 2, 0.9, false, 11)
 	m := corrModel(w, true)
+	var ex0 *tempora.Explanation
 	for _, cond := range []bool{false, true} {
 		ex, err := TIME{Conditional: cond, Seed: 5}.Explain(context.Background(), m, data)
 		if err != nil {
 			t.Fatal(err)
 		}
+		ex0 = ex
 		want := []bool{true, !cond, false, false}
 		for j, f := range ex.Features {
 			if f.Important != want[j] {
@@ -239,6 +243,17 @@ func TestTIMEConditional(t *testing.T) {
 		if f := ex.Features[0]; cond && (!f.WindowSignificant || f.Window.Start > w.Start || f.Window.End < w.End) {
 			t.Errorf("conditional: A's window %v (significant %v), want one covering %v", f.Window, f.WindowSignificant, w)
 		}
+	}
+	if len(ex0.Warnings) != 0 {
+		t.Errorf("warnings with 9 regressors for 400 instances: %q", ex0.Warnings)
+	}
+	small, w2 := corrWorld(60, 8, 2, 0.9, false, 11)
+	ex1, err := TIME{Conditional: true, Permutations: 9}.Explain(context.Background(), corrModel(w2, true), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ex1.Warnings, func(s string) bool { return strings.Contains(s, "regressed on 9 values") && strings.Contains(s, "15%") }) {
+		t.Errorf("no overfitting warning with 9 regressors for 60 instances: %q", ex1.Warnings)
 	}
 	h := &Hierarchy{Groups: []*Group{{Name: "AB", Features: []int{0, 1}}, {Name: "C", Features: []int{2, 3}}}}
 	ex, err := TIME{Conditional: true, Seed: 5, Hierarchy: h}.Explain(context.Background(), m, data)

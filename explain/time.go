@@ -243,6 +243,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 		ex.Warnings = append(ex.Warnings, "baseline loss is zero: the model fits the targets exactly")
 	}
 	ex.Warnings = append(ex.Warnings, cfg.floorWarnings(top)...)
+	ex.Warnings = append(ex.Warnings, cfg.conditionalWarnings(data)...)
 	counts := make([]tempora.DrawCount, drawKinds)
 	for k := range counts {
 		counts[k].Test = drawNames[k]
