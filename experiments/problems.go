@@ -28,8 +28,16 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 			return synth.Config{}, err
 		}
 	}
+	var agg *synth.Aggregator
+	if spec.Aggregator != "" {
+		agg = new(synth.Aggregator)
+		if err := agg.UnmarshalText([]byte(spec.Aggregator)); err != nil {
+			return synth.Config{}, err
+		}
+	}
 	return synth.Config{
-		Instances: spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
+		Aggregator: agg,
+		Instances:  spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
 		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
 		WindowIndependent: spec.WindowIndependent,
 	}, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -250,7 +251,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 	if err != nil {
 		return fmt.Errorf("experiments: %s: %w", name, err)
 	}
-	e, err := method.Measure(ctx, ex, prob.Model, prob.Data)
+	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -268,6 +269,16 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
+		}
+		// Per-instance metrics for every method with per-instance
+		// attributions, and in a Local setting for every method, on
+		// problems with a per-instance truth (synthetic models).
+		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
+			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
+			if err != nil {
+				return fmt.Errorf("experiments: %s: %w", name, err)
+			}
+			rec.Metrics = append(rec.Metrics, ms...)
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = suite, it.Setting.Params, it.Model, it.ProblemSeed, m.Name
 		if rec.Params == nil {

@@ -189,9 +189,9 @@ func TestRunRecords(t *testing.T) {
 		t.Fatalf("%d records, want 45 (5 counts × 3 models × 3 outputs)", len(recs))
 	}
 	for _, r := range recs {
-		n := 14 // detection metrics + TIME metrics
+		n := 18 // detection metrics + TIME metrics + area metrics
 		if r.Method == "SOLO" {
-			n = 8
+			n = 12
 		}
 		if len(r.Metrics) != n {
 			t.Errorf("%s: %d metrics, want %d", r.Key(), len(r.Metrics), n)

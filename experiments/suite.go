@@ -17,6 +17,9 @@ type ProblemSpec struct {
 	Task                           tempora.Task
 	Noise                          string
 	WindowIndependent              bool
+	// Aggregator, if not empty, is every feature's aggregator ("max",
+	// "average", …; see synth.Config.Aggregator).
+	Aggregator string
 	// World "correlated" selects synth.Correlated with correlation Rho and
 	// the spreading black box when Spread (Instances and Timesteps zero
 	// take its defaults; the other fields are ignored); Truth "data"
@@ -51,6 +54,11 @@ type Setting struct {
 	// Quick is set at the quick scale, where methods use their parameters'
 	// quick-scale defaults (method.Param.Quick).
 	Quick bool
+	// Local adds the per-instance metrics (InstanceScores) to the records
+	// of every method: a global method's cell scores count as every
+	// instance's attributions. Without it only methods with per-instance
+	// attributions (Attribute) get them.
+	Local bool
 
 	// problemKey names the problem among the suite's settings: settings
 	// with equal keys analyse the same problems (testsize-* share one
@@ -169,6 +177,7 @@ var Suites = []*Suite{
 		Models: 20, QuickModels: 2, Methods: []string{"TIME", "TIME-n"},
 		settings: gridSettings,
 	},
+	localSuite,
 }
 
 // LookupSuite returns the named suite.
