@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference local-quick local-reference clean
+.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -107,7 +107,7 @@ bench-suite: build
 # scale (100 models each); run table-s2 on more cores or in shards (tempora
 # export). paper-table1 runs Table 1 / S1 alone. Expected times: tempora run
 # -list (or README.md).
-SUITES := table1 table-s2 testsize-regression testsize-classification
+SUITES := table1 table-s2 testsize-regression testsize-classification correlated
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -139,6 +139,20 @@ reference:
 	rm -rf results/reference/quick
 	mkdir -p results/reference
 	cp -r $(OUT)/quick/report results/reference/quick
+
+# correlated-reference runs the correlated suite (issue 21; docs/decisions.md,
+# decision 15) at quick scale and with its 20 models (about 2 minutes) and
+# refreshes results/reference/correlated/quick and .../20models.
+correlated-reference: build
+	rm -rf $(OUT)/correlated-quick $(OUT)/correlated-20models
+	./$(BIN) run -suite correlated -quick -out $(OUT)/correlated-quick
+	./$(BIN) report -in $(OUT)/correlated-quick -out $(OUT)/correlated-quick/report
+	./$(BIN) run -suite correlated -out $(OUT)/correlated-20models
+	./$(BIN) report -in $(OUT)/correlated-20models -out $(OUT)/correlated-20models/report
+	rm -rf results/reference/correlated
+	mkdir -p results/reference/correlated
+	cp -r $(OUT)/correlated-quick/report results/reference/correlated/quick
+	cp -r $(OUT)/correlated-20models/report results/reference/correlated/20models
 
 # local-quick runs suite local (per-instance attributions against
 # per-instance truth) at quick scale into out/local-quick, about a minute on

@@ -37,6 +37,8 @@ var (
 	copyMemory = method.Spec[int]{Name: "copy-memory",
 		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: a quarter of the memory limit; results are the same)",
 		Range: "[0, inf)"}
+	timeConditional = method.Spec[bool]{Name: "conditional",
+		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model read it)"}
 )
 
 // timeMethod is TIME (package explain).
@@ -44,12 +46,12 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, drawLimit, copyMemory),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeConditional, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
-				Seed: c.Seed, Workers: c.Workers,
+				Seed: c.Seed, Workers: c.Workers, Conditional: timeConditional.Get(c.Values),
 				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(drawLimit.Get(c.Values)),
 				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
 			}

@@ -49,7 +49,7 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 func checkProblems(settings []Setting) error {
 	for i := range settings {
 		s := &settings[i]
-		if i > 0 && s.Problem == settings[i-1].Problem {
+		if i > 0 && s.Problem == settings[i-1].Problem || s.Problem.World != "" {
 			continue
 		}
 		cfg, err := synthConfig(s.Problem)
@@ -67,7 +67,10 @@ func checkProblems(settings []Setting) error {
 }
 
 // synthesise generates the problem of spec with synth.
-func synthesise(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+func synthesise(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+	if spec.World == "correlated" {
+		return correlatedProblem(ctx, spec, seed)
+	}
 	cfg, err := synthConfig(spec)
 	if err != nil {
 		return nil, err
@@ -158,6 +161,11 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	idx, settings, err := newIndex(&o)
 	if err != nil {
 		return nil, err
+	}
+	for _, st := range settings {
+		if st.Problem.World != "" {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World)
+		}
 	}
 	// Problems are generated once per (problem key, model), as Run does.
 	var groups []string

@@ -67,6 +67,9 @@ type Problem struct {
 	Data  *tempora.Dataset
 	Model tempora.Model
 	Truth *record.Truth
+	// dataTruth is the data-centric truth of the correlated world, which
+	// settings with Truth "data" score against (suite_correlated.go).
+	dataTruth *record.Truth
 }
 
 // head returns the problem restricted to its first n instances (n = 0
@@ -81,7 +84,7 @@ func (p *Problem) head(n int) (*Problem, error) {
 	d := *p.Data
 	d.X = p.Data.X.Rows(0, n)
 	d.Y = p.Data.Y[:n:n]
-	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth}, nil
+	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth, dataTruth: p.dataTruth}, nil
 }
 
 // Run runs a suite (or one shard of it) and writes one record per (problem,
@@ -229,7 +232,11 @@ func (c *problemCache) get(ctx context.Context, it *Item) (*Problem, error) {
 		}
 		c.key, c.prob = key, prob
 	}
-	return c.prob.head(it.Setting.Head)
+	p, err := c.prob.head(it.Setting.Head)
+	if err != nil {
+		return nil, err
+	}
+	return truthFor(p, it.Setting.Problem)
 }
 
 // runItem explains one problem with one run and writes its records.

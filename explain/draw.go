@@ -165,6 +165,8 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
 	case WithinWindow:
 		tempora.PermuteTimesteps(ws.x, src, p.Features, start, end, perm)
+	case Conditional:
+		permuteConditional(ws.x, src, 0, p, perm)
 	}
 	ws.dirty = p
 	return e.evaluate(ws, ws.x)
@@ -200,6 +202,9 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 					}
 				}
 			}
+		}
+		if p.Kind == Conditional {
+			permuteConditional(chunk, src, i0, p, perm)
 		}
 		if err := e.predict(ws.pred[i0:i1], chunk); err != nil {
 			return 0, err

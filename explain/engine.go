@@ -27,13 +27,15 @@ const (
 	WithinWindow
 )
 
-// String returns "across-instances" or "within-window".
+// String returns "across-instances", "within-window" or "conditional".
 func (k Perturbation) String() string {
 	switch k {
 	case AcrossInstances:
 		return "across-instances"
 	case WithinWindow:
 		return "within-window"
+	case Conditional:
+		return "conditional"
 	}
 	return "Perturbation(" + strconv.Itoa(int(k)) + ")"
 }
@@ -135,6 +137,8 @@ type Engine struct {
 
 	mu     sync.Mutex // serialises Run and guards spaces
 	spaces []*workspace
+
+	cond condCache // fits of the Conditional tests (conditional.go)
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -191,6 +195,7 @@ type plan struct {
 	n     int  // number of elements permuted
 	draws int  // the most draws
 	exact bool // enumerate all non-identity permutations
+	cond  *condFit
 }
 
 func (e *Engine) plan(i int, t Test) (plan, error) {
@@ -223,6 +228,13 @@ func (e *Engine) plan(i int, t Test) (plan, error) {
 		p.n = x.M
 	case WithinWindow:
 		p.n = t.Window.Len()
+	case Conditional:
+		p.n = x.M
+		c, err := e.conditional(t.Features)
+		if err != nil {
+			return plan{}, err
+		}
+		p.cond = c
 	default:
 		return plan{}, fmt.Errorf("explain: test %d (%q) has unknown perturbation %d", i, t.Key, int(t.Kind))
 	}

@@ -27,7 +27,7 @@ func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error
 		for f, fam := range families {
 			p := r.cfg.maxDraws(len(fam))
 			for _, n := range fam {
-				tests = append(tests, n.test("overall", r.whole, AcrossInstances, p, r.cfg.stop(p, strconv.Itoa(f))))
+				tests = append(tests, n.test("overall", r.whole, r.cfg.across(), p, r.cfg.stop(p, strconv.Itoa(f))))
 			}
 		}
 		res, err := r.eng.Run(ctx, tests)
@@ -84,7 +84,7 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 		f := strconv.Itoa(i)
 		tests = append(tests,
 			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax, f)),
-			n.test("window", windows[i], AcrossInstances, pairMax, r.cfg.stop(pairMax, f)))
+			n.test("window", windows[i], r.cfg.across(), pairMax, r.cfg.stop(pairMax, f)))
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {

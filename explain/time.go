@@ -86,6 +86,13 @@ type TIME struct {
 	// quarter of the process's memory limit. The result does not depend
 	// on it; the model calls do.
 	MemoryBudget int64
+	// Conditional makes the across-instance tests (features, groups,
+	// window search and window) conditional permutation tests
+	// (Conditional, conditional.go): they ask whether a feature carries
+	// information about the target beyond the other features, instead of
+	// whether the model reads it. The ordering tests stay within-window
+	// permutations. The explanation's Test is then "conditional".
+	Conditional bool
 }
 
 // DefaultMaxDraws is the default limit of TIME's worst-case draws
@@ -220,7 +227,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, err
 	}
 	probe := !r.cfg.Fixed && !r.cfg.FullProbes
-	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, &r.counts[drawSearch])
+	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +277,9 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 		return nil, nil, fmt.Errorf("explain: %w", err)
 	}
 	ex := tempora.NewExplanation("TIME", data)
+	if cfg.Conditional {
+		ex.Test = conditionalTestName
+	}
 	top, err := cfg.buildNodes(ex, data)
 	if err != nil {
 		return nil, nil, err
@@ -286,6 +296,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 		ex.Warnings = append(ex.Warnings, "baseline loss is zero: the model fits the targets exactly")
 	}
 	ex.Warnings = append(ex.Warnings, cfg.floorWarnings(top)...)
+	ex.Warnings = append(ex.Warnings, cfg.conditionalWarnings(data)...)
 	counts := make([]tempora.DrawCount, drawKinds)
 	for k := range counts {
 		counts[k].Test = drawNames[k]

@@ -30,6 +30,9 @@ var ErrNoRecords = errors.New("results: no records")
 //     of the suite versus the swept parameter, for every suite whose records
 //     vary one numeric parameter over at least two values (the
 //     test-set-size suites: SweepFigure with TimeSweepMetrics);
+//   - figures/correlated-box-<box>.png and .svg: for the correlated suite,
+//     the feature power and FDR against ρ of marginal and conditional TIME
+//     and the other methods, scored against both truths (CorrelatedFigure);
 //   - figures/areas-<suite>[_<key>-<value>…].png and .svg: the
 //     threshold-free metrics of every method of a setting (AreaFigure), for
 //     every setting where some method has per-instance metrics (suite
@@ -122,6 +125,21 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 				}
 				fmt.Fprintf(&idx, "### %s: %s versus %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
 					suite, strings.Join(methods, ", "), param, suite, name, name, name)
+			}
+		}
+		if suite == CorrelatedSuite {
+			for _, box := range []string{"spread", "A"} {
+				f, err := CorrelatedFigure(groups, box)
+				if err != nil {
+					skipped = append(skipped, fmt.Sprintf("%s box=%s: %v", suite, box, err))
+					continue
+				}
+				name := "figures/" + fileSafe(suite) + "-box-" + box
+				if err := w.figure(name, f); err != nil {
+					return w.files, err
+				}
+				fmt.Fprintf(&idx, "### %s, black box %s: marginal against conditional TIME versus rho\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
+					suite, box, suite, name, name, name)
 			}
 		}
 		// Threshold-free metrics by method, for every setting with
