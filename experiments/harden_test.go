@@ -1,0 +1,6 @@
+package experiments
+
+import "regexp"
+
+// checksumField matches a record's checksum, which covers its runtime.
+var checksumField = regexp.MustCompile(`"checksum": "[^"]*"`)
