@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
@@ -24,7 +25,7 @@ import (
 // by synth (its truth.json), without loading the data.
 func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 	path := filepath.Join(dir, synth.TruthFile)
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a truth file")
 	if err != nil {
 		return nil, 0, fmt.Errorf("experiments: %w", err)
 	}
@@ -75,7 +76,7 @@ func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 // rows are errors. The explanation's feature results are filled from the
 // cells (method.FeatureScores) when the file has none.
 func ReadScores(path string) (*tempora.Explanation, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.RecordLimit, "a score file")
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -196,7 +197,7 @@ func copyRecords(dst string, sources []string) error {
 				}
 				return err
 			}
-			if de.IsDir() || strings.HasPrefix(de.Name(), ".") || !strings.HasSuffix(de.Name(), ".json") {
+			if !record.IsRecordFile(de) {
 				return nil
 			}
 			rel, _ := filepath.Rel(src, p)
@@ -207,13 +208,13 @@ func copyRecords(dst string, sources []string) error {
 			if want := filepath.ToSlash(rel); want != r.Key()+".json" {
 				return fmt.Errorf("experiments: merge input %s: record file %s holds the record %s", d, want, r.Key())
 			}
-			b, err := os.ReadFile(p)
+			b, err := safefile.ReadFile(p, safefile.RecordLimit, "a record")
 			if err != nil {
 				return err
 			}
 			target := filepath.Join(dst, rel)
 			if prev, ok := from[rel]; ok {
-				old, err := os.ReadFile(target)
+				old, err := safefile.ReadFile(target, safefile.RecordLimit, "a record")
 				if err != nil {
 					return err
 				}

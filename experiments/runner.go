@@ -16,6 +16,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
@@ -362,7 +363,7 @@ func (m *Manifest) sameProblems(n *Manifest) bool {
 
 // ReadManifest reads dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	b, err := safefile.ReadFile(filepath.Join(dir, "manifest.json"), safefile.ManifestLimit, "a manifest")
 	if err != nil {
 		return nil, err
 	}
@@ -535,7 +536,7 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 			}
 			return err
 		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+		if !record.IsRecordFile(d) {
 			return nil
 		}
 		rel, err := filepath.Rel(recDir, p)
@@ -564,6 +565,9 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 		}
 		shown, _ := filepath.Rel(out, dst)
 		moved = append(moved, fmt.Sprintf("damaged record records/%s (%s) moved to %s; its item runs again", slash, why, filepath.ToSlash(shown)))
+		if d.IsDir() {
+			return fs.SkipDir // moved away
+		}
 		return nil
 	})
 	if err != nil && !strings.HasPrefix(err.Error(), "experiments: ") {

@@ -344,11 +344,9 @@ func ReadAll(dir string) ([]*Record, error) {
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") || p == dir {
+		if !IsRecordFile(d) {
 			return nil
 		}
-		// A directory named like a record file is an error (Read says
-		// what it is), not a directory to enter.
 		r, err := Read(p)
 		if err != nil {
 			return err
@@ -361,6 +359,20 @@ func ReadAll(dir string) ([]*Record, error) {
 	}
 	Sort(recs)
 	return recs, nil
+}
+
+// IsRecordFile reports whether a directory entry below a records directory
+// stands for a record: a name ending in ".json" that does not start with
+// "." (temporary files of interrupted writes). A directory is one only if
+// it is named like a record file, "method=M.json", where a record should
+// be: Read then reports what it is, so that it is not mistaken for a
+// record nor entered.
+func IsRecordFile(d fs.DirEntry) bool {
+	name := d.Name()
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		return false
+	}
+	return !d.IsDir() || strings.HasPrefix(name, "method=")
 }
 
 // Sort orders records by Key.

@@ -14,6 +14,7 @@ import (
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Files of a saved problem and the format versions of the JSON files.
@@ -223,7 +224,7 @@ func strictUnmarshal(b []byte, v any) error {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a problem's JSON file")
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
