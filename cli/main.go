@@ -46,9 +46,13 @@
 //	tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume
 //
 // and exits with status 128 + the signal's number, as a shell reports a
-// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A second
-// signal ends tempora at once, like kill -9, which loses at most the records
-// in flight.
+// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A command
+// that does not stop within 1.5 s (blocked in a system call no cancellation
+// reaches, such as opening a named pipe without a writer) is ended then,
+// with the same status and line; one that finishes its work after the
+// signal still exits with that status, as its output may be incomplete. A
+// second signal ends tempora at once, like kill -9, which loses at most the
+// records in flight.
 //
 // # Your own method
 //
@@ -101,7 +105,14 @@ func Main(methods ...method.Method) {
 		p.exe = exe
 	}
 	ctx, stop := notifyInterrupt(context.Background())
+	done := make(chan struct{})
+	go watchInterrupt(ctx, commandName(os.Args[1:]), done)
 	err = p.runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	exitMu.Lock() // the watchdog (interrupt.go) no longer exits
+	close(done)
+	if sig, ok := interruptedAnyway(ctx); ok && err == nil {
+		err = commandErr(commandName(os.Args[1:]), sig)
+	}
 	stop()
 	if err != nil {
 		var sig interruptError
