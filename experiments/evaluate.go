@@ -292,6 +292,9 @@ func EvaluateProblems(o EvaluateOptions) (int, error) {
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = idx.Suite, e.Params, e.Model, e.Seed, o.Method
 		rec.Explanation.Method = o.Method
+		if err := rec.Validate(); err != nil { // refused before anything is written
+			return 0, err
+		}
 		recs = append(recs, rec)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEvaluateRefusedLeavesNothing: a refused "evaluate -problems" (here a
+// method name too long for a record's path) writes nothing, so that a rerun
+// reports its own cause (issue 24; it used to leave OUT/manifest.json).
+func TestEvaluateRefusedLeavesNothing(t *testing.T) {
+	root := t.TempDir()
+	probs, out := filepath.Join(root, "problems"), filepath.Join(root, "eval")
+	mustRun(t, append(append([]string{"problems"}, tinyProblems...), "-out", probs)...)
+	zeros := "[[0,0,0,0,0,0],[0,0,0,0,0,0],[0,0,0,0,0,0]]"
+	for _, m := range []string{"model=0", "model=1"} {
+		dir := filepath.Join(probs, "grid", "instances=60", "features=3", "timesteps=6", m)
+		if err := os.WriteFile(filepath.Join(dir, "s.json"), []byte(zeros), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("X", 250)
+	_, _, err := runCmd(t, "evaluate", "-problems", probs, "-scores", "s.json", "-method", long, "-out", out)
+	if err == nil || !strings.Contains(err.Error(), "longer than 200") {
+		t.Fatalf("evaluate with a %d-byte method name: error %v, want one about its length", len(long), err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("refused evaluate left %s behind (%v)", out, err)
+	}
+	mustRun(t, "evaluate", "-problems", probs, "-scores", "s.json", "-method", "EXT", "-out", out)
+}
+
+// TestOutputIsNotInput: explain refuses -json or -csv files that it reads,
+// under any name (issue 24), before it does any work, and a -json that is
+// a directory is reported without naming a temporary file.
+func TestOutputIsNotInput(t *testing.T) {
+	dir := t.TempDir()
+	prob := filepath.Join(dir, "p")
+	mustRun(t, "synth", "-out", prob, "-instances", "40", "-features", "2", "-timesteps", "4", "-relevant", "0.5", "-seed", "1")
+	data := filepath.Join(prob, "data.npy")
+	link := filepath.Join(dir, "link.npy")
+	if err := os.Link(data, link); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	truth := filepath.Join(prob, "truth.json")
+	before, err := os.ReadFile(truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "-problem", prob, "-method", "perm", "-json", truth}, "explain: -json " + truth + " is the input file " + truth + " (-problem)"},
+		{[]string{"explain", "-problem", prob, "-method", "perm", "-csv", link}, "explain: -csv " + link + " is the input file " + data + " (-problem)"},
+		{[]string{"explain", "-data", link, "-targets", filepath.Join(prob, "targets.npy"), "-task", "regression", "-model-cmd", "false", "-json", data},
+			"explain: -json " + data + " is the input file " + link + " (-data)"},
+		{[]string{"explain", "-problem", prob, "-method", "perm", "-json", filepath.Join(dir, "j"), "-csv", filepath.Join(dir, "j")}, "explain: -json and -csv name the same file"},
+	} {
+		_, _, err := runCmd(t, c.args...)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", strings.Join(c.args, " "), err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+	if after, _ := os.ReadFile(truth); string(after) != string(before) {
+		t.Error("truth.json was overwritten")
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "explain", "-problem", prob, "-method", "perm", "-json", sub)
+	if err == nil || strings.Contains(err.Error(), ".tmp") || !strings.Contains(err.Error(), "write "+sub+": is a directory") {
+		t.Errorf("-json DIR: error %v, want one saying it is a directory, without a temporary file's name", err)
+	}
+}
