@@ -84,3 +84,49 @@ func TestOutputIsNotInput(t *testing.T) {
 		t.Errorf("-json DIR: error %v, want one saying it is a directory, without a temporary file's name", err)
 	}
 }
+
+// TestRehash edits a record's metric by hand (the audit of issue 24 changed
+// a LIME record's feature power, and the report's mean moved without a
+// word): report and merge refuse the record, a resumed run moves it aside
+// and recomputes it, and tempora rehash accepts it.
+func TestRehash(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "run")
+	args := append(append([]string{"run"}, tinyProblems...), "-methods", "PERM", "-workers", "1", "-out", run)
+	mustRun(t, args...)
+	rel := filepath.Join("grid", "instances=60", "features=3", "timesteps=6", "permutations=10", "model=0", "method=PERM.json")
+	p := filepath.Join(run, "records", rel)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"name": "feature-power",`+"\n   \"value\": ", `"name": "feature-power",`+"\n   \"value\": 0.123", 1)
+	edited = strings.Replace(edited, `0.123`, `0.123e0`, 1) // a new number whatever the old one was
+	if edited == string(b) {
+		t.Fatalf("no feature-power to edit in\n%s", b)
+	}
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{"report", "-in", run, "-out", filepath.Join(root, "report")}, {"merge", "-out", filepath.Join(root, "merged"), run}} {
+		if _, _, err := runCmd(t, c...); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+			t.Errorf("%s over an edited record: error %v, want a checksum mismatch", c[0], err)
+		}
+	}
+	out := mustRun(t, "rehash", run)
+	if want := run + ": rehashed 1 of 4 records\n"; out != want {
+		t.Errorf("rehash printed %q, want %q", out, want)
+	}
+	mustRun(t, "report", "-in", run, "-out", filepath.Join(root, "report"))
+	if out := mustRun(t, "rehash", p); out != p+": unchanged\n" {
+		t.Errorf("second rehash printed %q", out)
+	}
+	// An edit without rehash: the resumed run recomputes the record.
+	if err := os.WriteFile(p, []byte(strings.Replace(edited, "0.123e0", "0.5e0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCmd(t, args...)
+	if err != nil || !strings.Contains(stderr, "damaged record records/grid/"+filepath.ToSlash(rel[len("grid/"):])+" (checksum mismatch") {
+		t.Errorf("resumed run: %v\n%s", err, stderr)
+	}
+}

@@ -252,6 +252,7 @@ func init() {
 		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
 			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},
 		{"merge", "-out DIR RUN_DIR...", "merge runs of one suite's problems (shards, other methods)", (*program).merge},
+		{"rehash", "RUN_DIR... | RECORD...", "accept records changed on purpose: give them checksums of their content", (*program).rehash},
 		{"export", "-suite NAME -shards N -out DIR [run flags] condor|slurm", "write HTCondor or Slurm jobs for a sharded run", (*program).export},
 		{"problems", "-suite NAME [-grid SPEC] [-models N] [-quick] [-seed S] -out DIR", "write a suite's problems for an outside tool", (*program).problems},
 		{"evaluate", "(-problem DIR -scores FILE | -problems DIR -scores NAME -method M -out DIR) [-mode MODE]",
