@@ -279,6 +279,9 @@ func (m *Manifest) keys() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.checkCount(len(settings)); err != nil {
+		return nil, err
+	}
 	var keys []string
 	for _, st := range settings {
 		for k := range m.Models {

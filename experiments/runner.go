@@ -374,6 +374,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("experiments: %s: format %q, want %q", filepath.Join(dir, "manifest.json"), m.Format, ManifestFormat)
 	}
+	if err := m.check(filepath.Join(dir, "manifest.json")); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }
 
@@ -427,6 +430,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 	man := p.manifest(&o)
+	if err := man.checkCount(len(p.settings)); err != nil {
+		return err
+	}
 	if old, err := ReadManifest(o.Out); err == nil {
 		if !old.sameProblems(man) {
 			return fmt.Errorf("experiments: %s holds a run of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",
