@@ -15,6 +15,7 @@ serve(predict) makes a script a model program for ``tempora explain
 """
 
 from ._binary import ModelError, TemporaError, find_binary
+from ._calls import ModelInterrupt, ModelTimeoutError
 from ._explain import explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature
 from ._problem import Problem, TruthFeature
@@ -23,6 +24,7 @@ from ._protocol import serve
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "DrawCount", "Explanation", "Feature", "ModelError", "Problem", "TemporaError", "TruthFeature",
+    "Accounting", "DrawCount", "Explanation", "Feature", "ModelError", "ModelInterrupt", "ModelTimeoutError", "Problem",
+    "TemporaError", "TruthFeature",
     "explain", "find_binary", "serve",
 ]

@@ -23,7 +23,7 @@ import tempfile
 
 import numpy as np
 
-from . import _protocol
+from . import _calls, _protocol
 from ._binary import ModelError, StderrTail, TemporaError, find_binary
 from ._explanation import Explanation
 
@@ -202,7 +202,8 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
     permutations, 0 or None choosing a cap per family of tests);
     hierarchy (a feature-group tree as a dict or list, in the JSON form of
     ``-hierarchy``, or the path of such a file); model_timeout (seconds, or a
-    string such as "10m": the limit on one batch). Other keyword options
+    string such as "10m": the limit on one batch, 10 minutes by default, 0
+    for none). Other keyword options
     are passed as flags, with underscores turned into dashes (e.g.
     instances_explained=10, budget=60, max_permutations=500); the program
     rejects unknown ones and those that do not apply to the method.
@@ -225,6 +226,16 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
     message when the program fails; ValueError/TypeError for bad arguments.
     On KeyboardInterrupt the program and the model processes are stopped
     before the interrupt propagates.
+
+    predict runs in a helper thread of this process (the same one for every
+    batch) while the calling thread waits, so that neither a hung predict
+    nor Ctrl-C can block the caller: a call longer than model_timeout
+    raises ModelTimeoutError (a ModelError), a KeyboardInterrupt during a
+    call raises ModelInterrupt (a KeyboardInterrupt); both name the call and
+    the batch size. Python cannot stop a thread, so such a call is left
+    running in its (daemon) thread until predict returns. With
+    model_timeout=0 predict runs in the calling thread instead (for models
+    that need it), and a hung predict then blocks the caller.
     """
     shared_bytes = options.pop("_shared_bytes", None)  # for tests
     if predict is None and model_factory is not None:
@@ -296,7 +307,11 @@ def explain(predict, X, y, task=None, method="time", *, feature_names=None, hier
                     json.dump(hierarchy, f)
                 args += ["-hierarchy", h_path]
         args += flags
-        return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+        guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
+        try:
+            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+        finally:
+            guard.close()
 
 
 def _run(args, predict, n, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path):
@@ -355,6 +370,7 @@ def _run(args, predict, n, shared_bytes, target, is_factory, ctx, verbose, json_
     if proc.returncode != 0:
         msg = tail.error_message(proc.returncode)
         if first is not None:
+            _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
         if "model reported an error" in msg or "model process exited" in msg:
             raise ModelError(msg)
