@@ -46,6 +46,11 @@ var (
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
+		// A socket cannot be opened at all ("no such device or
+		// address"): say what it is.
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{fi.Mode()}}
+		}
 		return nil, err
 	}
 	fi, err := f.Stat()
