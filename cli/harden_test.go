@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEvaluateRefusedLeavesNothing: a refused "evaluate -problems" (here a
@@ -128,5 +129,58 @@ func TestRehash(t *testing.T) {
 	_, stderr, err := runCmd(t, args...)
 	if err != nil || !strings.Contains(stderr, "damaged record records/grid/"+filepath.ToSlash(rel[len("grid/"):])+" (checksum mismatch") {
 		t.Errorf("resumed run: %v\n%s", err, stderr)
+	}
+}
+
+// TestHostileProblemDirectory puts a named pipe and a link to /dev/zero
+// where a problem directory's files should be: explain, describe and
+// evaluate fail at once, saying what the file is (issue 24).
+func TestHostileProblemDirectory(t *testing.T) {
+	root := t.TempDir()
+	prob := filepath.Join(root, "p")
+	mustRun(t, "synth", "-out", prob, "-instances", "40", "-features", "2", "-timesteps", "4", "-seed", "1")
+	probs := filepath.Join(root, "problems")
+	mustRun(t, append(append([]string{"problems"}, tinyProblems...), "-out", probs)...)
+	type hostile struct {
+		file, kind string
+		make       func(string) error
+	}
+	var kinds []hostile
+	kinds = append(kinds, hostile{"fifo", "is a named pipe (FIFO), not a regular file", func(p string) error { return mkfifo(p) }})
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		kinds = append(kinds, hostile{"zero", "is a character device, not a regular file", func(p string) error { return os.Symlink("/dev/zero", p) }})
+	}
+	for _, k := range kinds {
+		for _, c := range []struct {
+			file string
+			args []string
+		}{
+			{filepath.Join(prob, "data.npy"), []string{"explain", "-problem", prob}},
+			{filepath.Join(prob, "truth.json"), []string{"describe", prob}},
+			{filepath.Join(prob, "model.json"), []string{"explain", "-problem", prob}},
+			{filepath.Join(probs, "index.json"), []string{"evaluate", "-problems", probs, "-scores", "s.json", "-method", "X", "-out", filepath.Join(root, "ev")}},
+		} {
+			saved := c.file + ".saved"
+			if err := os.Rename(c.file, saved); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.make(c.file); err != nil {
+				t.Skip(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, _, err := runCmd(t, c.args...); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.file+": "+k.kind) {
+					t.Errorf("%s with %s a %s: error %v, want one saying %q", c.args[0], c.file, k.file, err, c.file+": "+k.kind)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s with %s a %s: still running after 10 s", c.args[0], c.file, k.file)
+			}
+			os.Remove(c.file)
+			if err := os.Rename(saved, c.file); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -299,6 +299,10 @@ func Load(dir string) (*Problem, error) {
 	}
 
 	df := filepath.Join(dir, DataFile)
+	tf := filepath.Join(dir, TargetsFile)
+	if err := regularFiles(df, tf); err != nil {
+		return nil, err
+	}
 	x, err := dataio.ReadTensorNPY(df)
 	if err != nil {
 		return nil, errmsg.Wrap(err, "synth") // the message names the file
@@ -309,7 +313,6 @@ func Load(dir string) (*Problem, error) {
 	if x.M > cfg.Instances {
 		return nil, fmt.Errorf("synth: %s: %d instances, more than the %d generated", df, x.M, cfg.Instances)
 	}
-	tf := filepath.Join(dir, TargetsFile)
 	y, err := dataio.ReadVectorNPY(tf)
 	if err != nil {
 		return nil, errmsg.Wrap(err, "synth")
