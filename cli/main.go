@@ -54,6 +54,16 @@
 // second signal ends tempora at once, like kill -9, which loses at most the
 // records in flight.
 //
+// # Output files
+//
+// Output files are written atomically (a temporary file in the same
+// directory, renamed into place) with mode 0666 less the umask, as careful
+// Unix tools create files. A command refuses an output file that is one of
+// its input files under any name (os.SameFile), as cp refuses to copy a
+// file onto itself: "tempora explain -data x.npy -json x.npy" fails before
+// any work. Files of run and problem directories must be regular files
+// (docs/records.md).
+//
 // # Your own method
 //
 // Main takes extra methods (see package method): a researcher's program
