@@ -3,6 +3,8 @@ package experiments
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,5 +176,31 @@ func TestRecordRehash(t *testing.T) {
 	}
 	if changed, err := record.Rehash(p); err != nil || changed {
 		t.Errorf("second Rehash: %v, %v; want no change", changed, err)
+	}
+}
+
+// TestMergeErrorsNameNoTemp: a merge that cannot build its output names
+// the output, not the temporary directory it builds it in.
+func TestMergeErrorsNameNoTemp(t *testing.T) {
+	cause := errors.New("x")
+	got := hideTemp(fmt.Errorf("rename /a/.o.merge-1/records /a/o/records: %w", cause), "/a/.o.merge-1", "/a/o")
+	if got.Error() != "rename /a/o/records /a/o/records: x" || !errors.Is(got, cause) {
+		t.Errorf("hideTemp: %v", got)
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root may write into a read-only directory")
+	}
+	in := t.TempDir()
+	if err := Run(context.Background(), fakeOptions(in, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(ro, "merged")
+	err := Merge(out, []string{in})
+	if err == nil || strings.Contains(err.Error(), ".merge-") || !strings.Contains(err.Error(), "merge output "+out+": ") {
+		t.Errorf("merge into a read-only directory: error %v, want one naming %s and no temporary directory", err, out)
 	}
 }

@@ -36,3 +36,23 @@ func (m *Manifest) checkCount(settings int) error {
 	}
 	return nil
 }
+
+// tempNamed is an error whose message names a temporary path by the path
+// it stands for: users see the files they named, never tempora's
+// temporary ones (issue 24).
+type tempNamed struct {
+	msg string
+	err error
+}
+
+func (e *tempNamed) Error() string { return e.msg }
+func (e *tempNamed) Unwrap() error { return e.err }
+
+// hideTemp returns err with every mention of the temporary path tmp
+// replaced by final; err itself when it does not mention tmp.
+func hideTemp(err error, tmp, final string) error {
+	if err == nil || !strings.Contains(err.Error(), tmp) {
+		return err
+	}
+	return &tempNamed{msg: strings.ReplaceAll(err.Error(), tmp, final), err: err}
+}

@@ -140,9 +140,10 @@ func Merge(out string, dirs []string) (err error) {
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(clean)+".merge-*")
 	if err != nil {
-		return fmt.Errorf("experiments: merge output: %w", err)
+		return fmt.Errorf("experiments: merge output %s: creating a directory in %s: %w", out, parent, errors.Unwrap(err))
 	}
 	defer os.RemoveAll(tmp)
+	defer func() { err = hideTemp(err, tmp, clean) }()
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("experiments: merge output: %w", err)
 	}
