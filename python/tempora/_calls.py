@@ -144,10 +144,13 @@ class Guard:
                 self._cond.notify_all()
 
     def close(self):
-        """Stop the helper thread once it is idle."""
+        """Stop the helper thread, which is idle unless a call was
+        abandoned (then it ends when predict returns)."""
         with self._cond:
-            self._thread = None
+            idle, self._thread = self._thread, None
             self._cond.notify_all()
+        if idle is not None:
+            idle.join(5)
 
 
 def reraise(first):
