@@ -46,13 +46,23 @@ func watchInterrupt(ctx context.Context, name string, done <-chan struct{}) {
 		return
 	default:
 	}
-	prefix := "tempora: "
+	// A line saying why, then the line Main prints for an interrupted
+	// command.
+	what := "the command"
 	if name != "" {
-		prefix += name + ": "
+		what = name
 	}
-	fmt.Fprintf(os.Stderr, "%s%v (the command did not stop within %v and was ended; records and files already written are kept)\n", prefix, sig, interruptGrace)
+	fmt.Fprintf(os.Stderr, "tempora: %s did not stop within %v of %v; ending it (files already written are kept)\n", what, interruptGrace, sig)
+	if name == "run" {
+		fmt.Fprintf(os.Stderr, "tempora: run: %v; %s\n", sig, resumeHint)
+	} else {
+		fmt.Fprintf(os.Stderr, "tempora: %v\n", sig)
+	}
 	os.Exit(128 + int(sig.sig))
 }
+
+// resumeHint ends the message of an interrupted run.
+const resumeHint = "finished records are kept, rerun the same command to resume"
 
 // commandName is the command of a command line (os.Args[1:]), or "".
 func commandName(args []string) string {

@@ -49,10 +49,10 @@
 // process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A command
 // that does not stop within 1.5 s (blocked in a system call no cancellation
 // reaches, such as opening a named pipe without a writer) is ended then,
-// with the same status and line; one that finishes its work after the
-// signal still exits with that status, as its output may be incomplete. A
-// second signal ends tempora at once, like kill -9, which loses at most the
-// records in flight.
+// with a line saying so before the same last line and status; one that
+// finishes its work after the signal still exits with that status, as its
+// output may be incomplete. A second signal ends tempora at once, like kill
+// -9, which loses at most the records in flight.
 //
 // # Output files
 //

@@ -88,6 +88,9 @@ func TestSignalBlockedRead(t *testing.T) {
 			cmd.Stderr = &stderr
 			started := time.Now()
 			signalWithin(t, cmd, &stderr, sig, func() bool { return time.Since(started) > 300*time.Millisecond }, 2500*time.Millisecond)
+			if want := "tempora: explain did not stop within 1.5s of " + (interruptError{sig}).Error(); !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+			}
 		})
 	}
 }
