@@ -204,3 +204,47 @@ func TestMergeErrorsNameNoTemp(t *testing.T) {
 		t.Errorf("merge into a read-only directory: error %v, want one naming %s and no temporary directory", err, out)
 	}
 }
+
+// TestHostileManifest puts a named pipe, a link to /dev/zero, a directory
+// and a 2 MiB file at a run's manifest.json: resuming and merging fail at
+// once, saying what the file is.
+func TestHostileManifest(t *testing.T) {
+	cases := []struct {
+		name string
+		make func(p string) error
+		why  string
+	}{
+		{"FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a character device, not a regular file"},
+		{"directory", func(p string) error { return os.Mkdir(p, 0o755) }, "is a directory, not a regular file"},
+		{"2 MiB", func(p string) error { return os.WriteFile(p, make([]byte, 2<<20), 0o644) }, "2097152 bytes, more than the 1 MiB a manifest may have"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			if err := Run(context.Background(), fakeOptions(out, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(out, "manifest.json")
+			os.Remove(p)
+			if err := c.make(p); err != nil {
+				t.Skip(err)
+			}
+			for what, f := range map[string]func() error{
+				"resuming": func() error { return Run(context.Background(), fakeOptions(out, nil, nil)) },
+				"merging":  func() error { return Merge(filepath.Join(t.TempDir(), "m"), []string{out}) },
+			} {
+				done := make(chan error, 1)
+				go func() { done <- f() }()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), p+": "+c.why) {
+						t.Errorf("%s: error %v, want one saying %q", what, err, p+": "+c.why)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: still running after 10 s", what)
+				}
+			}
+		})
+	}
+}
