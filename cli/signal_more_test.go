@@ -66,6 +66,10 @@ func smallData(t *testing.T, dir string) (xPath, yPath string) {
 
 var stopSignals = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
 
+// stopLimit is how soon after a signal tempora must have exited: the 1.5 s
+// grace of the interruption watchdog plus room for a loaded machine.
+const stopLimit = 3500 * time.Millisecond
+
 // TestSignalBlockedRead interrupts explain while it is blocked opening a
 // named pipe with no writer (-data names a FIFO, which tempora reads from
 // as a user may mean it to): no context reaches that system call, and the
@@ -87,7 +91,7 @@ func TestSignalBlockedRead(t *testing.T) {
 			cmd := exec.Command(bin, "explain", "-data", fifo, "-targets", yPath, "-task", "regression", "-model-cmd", "sleep 600", "-method", "perm")
 			cmd.Stderr = &stderr
 			started := time.Now()
-			signalWithin(t, cmd, &stderr, sig, func() bool { return time.Since(started) > 300*time.Millisecond }, 2500*time.Millisecond)
+			signalWithin(t, cmd, &stderr, sig, func() bool { return time.Since(started) > 300*time.Millisecond }, stopLimit)
 			if want := "tempora: explain did not stop within 1.5s of " + (interruptError{sig}).Error(); !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 			}
@@ -121,7 +125,7 @@ func TestSignalModelCall(t *testing.T) {
 				}
 				time.Sleep(200 * time.Millisecond) // the first request is sent
 				return true
-			}, 2500*time.Millisecond)
+			}, stopLimit)
 			if running(pid) {
 				syscall.Kill(pid, syscall.SIGKILL)
 				t.Errorf("model program (pid %d) still running after tempora exited", pid)
@@ -149,7 +153,7 @@ func TestSignalWrite(t *testing.T) {
 					}
 				}
 				return false
-			}, 2500*time.Millisecond)
+			}, stopLimit)
 		})
 	}
 }
