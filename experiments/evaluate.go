@@ -15,6 +15,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
@@ -25,7 +26,7 @@ import (
 // by synth (its truth.json), without loading the data.
 func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 	path := filepath.Join(dir, synth.TruthFile)
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a truth file")
 	if err != nil {
 		return nil, 0, fmt.Errorf("experiments: %w", err)
 	}
@@ -76,7 +77,7 @@ func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 // rows are errors. The explanation's feature results are filled from the
 // cells (method.FeatureScores) when the file has none.
 func ReadScores(path string) (*tempora.Explanation, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.RecordLimit, "a score file")
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
@@ -382,6 +383,9 @@ func EvaluateProblems(o EvaluateOptions) (int, error) {
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = idx.Suite, e.Params, e.Model, e.Seed, o.Method
 		rec.Explanation.Method = o.Method
+		if err := rec.Validate(); err != nil { // refused before anything is written
+			return 0, err
+		}
 		recs = append(recs, rec)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
@@ -311,7 +312,7 @@ func complete(dir string) bool {
 // ReadIndex reads dir/index.json, written by WriteProblems.
 func ReadIndex(dir string) (*Index, error) {
 	p := filepath.Join(dir, IndexFile)
-	b, err := os.ReadFile(p)
+	b, err := safefile.ReadFile(p, safefile.IndexLimit, "a problem index")
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 			}
 			return err
 		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+		if !record.IsRecordFile(d) {
 			return nil
 		}
 		rel, err := filepath.Rel(recDir, p)
@@ -69,6 +69,9 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 		}
 		shown, _ := filepath.Rel(out, dst)
 		moved = append(moved, fmt.Sprintf("damaged record records/%s (%s) moved to %s; its item runs again", slash, why, filepath.ToSlash(shown)))
+		if d.IsDir() {
+			return fs.SkipDir // moved away
+		}
 		return nil
 	})
 	if err != nil && !strings.HasPrefix(err.Error(), "experiments: ") {

@@ -177,6 +177,9 @@ func prepare(o *Options) (*plan, []Item, error) {
 		}
 	}
 	man := p.manifest(o)
+	if err := man.checkCount(len(p.settings)); err != nil {
+		return nil, nil, err
+	}
 	if old, err := ReadManifest(o.Out); err == nil {
 		if !old.sameProblems(man) {
 			return nil, nil, fmt.Errorf("experiments: %s holds a run of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",

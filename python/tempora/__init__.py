@@ -20,6 +20,7 @@ other side, for a program such as ``tempora serve``.
 
 from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
+from ._calls import ModelInterrupt, ModelTimeoutError
 from ._explain import Duration, Hierarchy, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature
 from ._methods import Method, MethodTable, Param, method_table
@@ -31,6 +32,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
-    "ModelError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
+    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
     "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_table", "problems", "serve", "top_features",
 ]

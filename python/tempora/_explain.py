@@ -26,7 +26,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _protocol
+from . import _calls, _protocol
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -206,6 +206,16 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
     message when the program fails; ValueError/TypeError for bad arguments.
     On KeyboardInterrupt the program and the model processes are stopped
     before the interrupt propagates.
+
+    predict runs in a helper thread of this process (the same one for every
+    batch) while the calling thread waits, so that neither a hung predict
+    nor Ctrl-C can block the caller: a call longer than model_timeout
+    raises ModelTimeoutError (a ModelError), a KeyboardInterrupt during a
+    call raises ModelInterrupt (a KeyboardInterrupt); both name the call and
+    the batch size. Python cannot stop a thread, so such a call is left
+    running in its (daemon) thread until predict returns. With
+    model_timeout=0 predict runs in the calling thread instead (for models
+    that need it), and a hung predict then blocks the caller.
     """
     shared_bytes = options.pop("_shared_bytes", None)  # for tests
     if predict is None and model_factory is not None:
@@ -291,7 +301,11 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
             with open(h_path, "w", encoding="utf-8") as f:
                 json.dump(hierarchy, f)
         args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
-        return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+        guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
+        try:
+            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+        finally:
+            guard.close()
 
 
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
@@ -358,6 +372,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
     if proc.returncode != 0:
         msg = tail.error_message(proc.returncode)
         if first is not None:
+            _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
         if "model reported an error" in msg or "model process exited" in msg:
             raise ModelError(msg)
