@@ -27,7 +27,10 @@ var (
 		Default: explain.DefaultAlpha, Range: "(0, 1)"}
 	timeGamma = method.Spec[float64]{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end",
 		Default: explain.DefaultGamma, Range: "(0, 1)"}
-	timeHierarchy = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+	timeHierarchy  = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+	timeWindowRule = method.Spec[string]{Name: "window-rule",
+		Doc:     "window search rule: one-sided (a left-out region must raise the loss by more than the threshold plus its sampling error to belong to the window; a feature without a significant window claims no timesteps) or paper (|score| against the threshold; every timestep of such a feature)",
+		Default: explain.OneSided.String()}
 )
 
 // timeMethod is TIME (package explain).
@@ -35,13 +38,18 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy),
+		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy, timeWindowRule),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
 				Seed: c.Seed, Workers: c.Workers,
 			}
+			rule, err := explain.ParseWindowRule(timeWindowRule.Get(c.Values))
+			if err != nil {
+				return nil, err
+			}
+			t.WindowRule = rule
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)
 				if err != nil {

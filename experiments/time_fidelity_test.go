@@ -309,7 +309,8 @@ func TestTIMEProbeCut(t *testing.T) {
 }
 
 // checkProbeCut compares the windows of a mode with probe stopping and one
-// without: every window must be the same.
+// without: every window must be the same, or lie within the uncertainty
+// of the full run's ends.
 func checkProbeCut(t *testing.T, cut, full *mode) {
 	t.Helper()
 	same, total := 0, 0
@@ -327,10 +328,18 @@ func checkProbeCut(t *testing.T, cut, full *mode) {
 				continue
 			}
 			total++
-			if *wa == *wb {
+			// Under the one-sided rule a probe that stopped once its
+			// interval cleared the threshold may not clear it after all
+			// its draws; the full run then reports that end as uncertain,
+			// so a differing window must lie within its ranges.
+			fr := b.Features[j].Windows[0]
+			switch {
+			case *wa == *wb:
 				same++
-			} else {
-				t.Errorf("problem %d feature %d: window %v with probe stopping, %v with full probes", k+1, j, *wa, *wb)
+			case fr.StartRange.Contains(wa.Start) && fr.EndRange.Contains(wa.End):
+				t.Logf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
+			default:
+				t.Errorf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
 			}
 		}
 	}

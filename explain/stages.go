@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/fdr"
@@ -74,15 +75,24 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 // testOrderingWindow tests, for every important node, the family
 // {whole-sequence ordering, window}: a within-window test over the whole
 // sequence and an across-instance test over the node's window, under BH at
-// level α. It records the window and both results and returns the nodes
-// whose window is significant.
-func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows []tempora.Window) ([]*node, error) {
-	pairMax, ordMax := r.cfg.maxDraws(2), r.cfg.orderingDraws(2, r.whole.Len())
+// level α. It records
+// the window and both results and returns the nodes whose window is
+// significant.
+//
+// The whole-sequence ordering test answers whether the model depends on
+// when the feature's values occur: shuffling the whole sequence also moves
+// values into and out of the window, so a model that only averages the
+// feature over its window fails it too. It is reported as such
+// (OrderingImportant); TIME's claim that the order matters is the
+// within-window test (testWindowOrderings).
+func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows []located) ([]*node, error) {
+	pairMax := r.cfg.maxDraws(2)
+	ordMax := r.cfg.orderingDraws(pairMax, 2, r.whole.Len())
 	var tests []Test
 	for i, n := range important {
 		tests = append(tests,
 			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax)),
-			n.test("window", windows[i], AcrossInstances, pairMax, r.cfg.stop(pairMax)))
+			n.test("window", windows[i].window, AcrossInstances, pairMax, r.cfg.stop(pairMax)))
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
@@ -93,7 +103,7 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 		ord, win := res[2*i], res[2*i+1]
 		tally(r.counts, drawOrdering, ord)
 		tally(r.counts, drawWindow, win)
-		w := windows[i]
+		w := windows[i].window
 		n.res.Window = &w
 		n.res.OrderingPValue = ord.PValue
 		n.res.WindowScore = win.Score
@@ -101,6 +111,12 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 		rej, adj := bh([]float64{ord.PValue, win.PValue}, r.cfg.Alpha)
 		n.res.OrderingPAdjusted, n.res.OrderingImportant = adj[0], rej[0]
 		n.res.WindowPAdjusted, n.res.WindowSignificant = adj[1], rej[1]
+		nan := math.NaN()
+		n.res.Windows = []tempora.WindowResult{{
+			Window: w, StartRange: windows[i].startRange, EndRange: windows[i].endRange,
+			Score: win.Score, PValue: win.PValue, PAdjusted: adj[1], Significant: rej[1],
+			OrderingPValue: nan, OrderingPAdjusted: nan,
+		}}
 		if rej[1] {
 			significant = append(significant, n)
 		}
@@ -109,13 +125,14 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 }
 
 // testWindowOrderings tests the ordering within the window of every node
-// whose window is significant, each test a family of one: BH at α rejects
-// iff p ≤ α, and the adjusted p-value is the raw one. It warns about a
-// window too short for its ordering ever to be significant.
+// whose window is significant, each test a family of one (cap
+// familyDraws(1), or the exact enumeration of a short window): BH at α
+// rejects iff p ≤ α, and the adjusted p-value is the raw one. It warns
+// about a window too short for its ordering ever to be significant.
 func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) error {
 	var tests []Test
 	for _, n := range significant {
-		p := r.cfg.orderingDraws(1, n.res.Window.Len())
+		p := r.cfg.orderingDraws(r.cfg.familyDraws(1), 1, n.res.Window.Len())
 		tests = append(tests, n.test("window-ordering", *n.res.Window, WithinWindow, p, r.cfg.stop(p)))
 	}
 	res, err := r.eng.Run(ctx, tests)
@@ -126,6 +143,12 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 	for i, n := range significant {
 		n.res.WindowOrderingPValue = res[i].PValue
 		n.res.WindowOrderingImportant = res[i].PValue <= r.cfg.Alpha
+		for k := range n.res.Windows {
+			if wr := &n.res.Windows[k]; wr.Window == *n.res.Window {
+				wr.OrderingPValue, wr.OrderingPAdjusted = res[i].PValue, res[i].PValue
+				wr.OrderingImportant = n.res.WindowOrderingImportant
+			}
+		}
 		w := n.res.Window.Len()
 		if f, ok := factorial(w, tests[i].Permutations+1); ok && 1/float64(f) > r.cfg.Alpha {
 			r.ex.Warnings = append(r.ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %v", n.name, *n.res.Window, w, f, r.cfg.Alpha))
@@ -135,9 +158,11 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 }
 
 // fillCells sets the cells of ex: an important feature's window score over
-// its window if the window is significant, else its overall score over all
-// timesteps; 0 elsewhere.
-func fillCells(ex *tempora.Explanation) {
+// each of its significant windows. An important feature without a
+// significant window gets no cells under OneSided (TIME does not know
+// where it acts) and its overall score at every timestep under PaperRule.
+// Cells are 0 elsewhere.
+func fillCells(ex *tempora.Explanation, rule WindowRule) {
 	l := ex.L
 	for j := range ex.Features {
 		f := &ex.Features[j]
@@ -145,11 +170,17 @@ func fillCells(ex *tempora.Explanation) {
 			continue
 		}
 		row := ex.Cells[j*l : (j+1)*l]
-		if f.WindowSignificant {
-			for t := f.Window.Start; t <= f.Window.End; t++ {
-				row[t] = f.WindowScore
+		any := false
+		for _, w := range f.Windows {
+			if !w.Significant {
+				continue
 			}
-		} else {
+			any = true
+			for t := w.Window.Start; t <= w.Window.End; t++ {
+				row[t] = w.Score
+			}
+		}
+		if !any && rule == PaperRule {
 			for t := range row {
 				row[t] = f.Score
 			}

@@ -175,13 +175,21 @@ func checkInvariants(t *testing.T, ex *tempora.Explanation, alpha float64) {
 		if !f.WindowSignificant && f.WindowOrderingImportant {
 			t.Errorf("feature %d: window ordering important without a significant window", j)
 		}
+		if len(f.Windows) != 1 || f.Windows[0].Window != *f.Window || f.Windows[0].Significant != f.WindowSignificant ||
+			f.Windows[0].Score != f.WindowScore || f.Windows[0].PValue != f.WindowPValue ||
+			!f.Windows[0].StartRange.Contains(f.Window.Start) || !f.Windows[0].EndRange.Contains(f.Window.End) {
+			t.Errorf("feature %d: windows %+v do not repeat the single window %v", j, f.Windows, *f.Window)
+		}
+		// Without a significant window the row is all 0 (window rule
+		// one-sided) or all the overall score (paper).
+		fill := 0.0
+		if !f.WindowSignificant && ex.Cell(j, 0) != 0 {
+			fill = f.Score
+		}
 		for s := range ex.L {
-			want := f.Score
-			switch {
-			case f.WindowSignificant && f.Window.Contains(s):
+			want := fill
+			if f.WindowSignificant && f.Window.Contains(s) {
 				want = f.WindowScore
-			case f.WindowSignificant:
-				want = 0
 			}
 			if c := ex.Cell(j, s); c != want {
 				t.Errorf("cell (%d, %d) = %v, want %v", j, s, c, want)

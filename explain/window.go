@@ -8,11 +8,62 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
+// WindowRule selects how TIME's window search judges a probe and what TIME
+// reports for an important feature whose window is not significant.
+type WindowRule int
+
+const (
+	// OneSided, the default, judges a probe (the prefix or suffix that a
+	// window leaves out) important only when its score exceeds the
+	// threshold θ·|overall score| by more than its own sampling error: the
+	// lower end of its interval, Score − t·SE (t the Student-t quantile of
+	// DefaultProbeZ, the probe's interval), lies above θ·|overall|. A
+	// region whose permutation lowers the loss (a negative score) is
+	// therefore never important, and a region whose score is within noise
+	// of the threshold is left out of the window rather than stretching
+	// it. An important feature whose window is not significant gets no
+	// timestep cells: TIME claims the feature, not where it acts.
+	OneSided WindowRule = iota
+	// PaperRule is the rule of the paper (Sood and Craven): a probe is
+	// important when |Score| > θ·|overall score|, and an important feature
+	// whose window is not significant gets its overall score at every
+	// timestep.
+	PaperRule
+)
+
+// String returns "one-sided" or "paper".
+func (r WindowRule) String() string {
+	switch r {
+	case OneSided:
+		return "one-sided"
+	case PaperRule:
+		return "paper"
+	}
+	return "WindowRule(" + strconv.Itoa(int(r)) + ")"
+}
+
+// ParseWindowRule returns the rule named s ("one-sided" or "paper").
+func ParseWindowRule(s string) (WindowRule, error) {
+	for _, r := range []WindowRule{OneSided, PaperRule} {
+		if r.String() == s {
+			return r, nil
+		}
+	}
+	return 0, errWindowRule(s)
+}
+
+type errWindowRule string
+
+func (e errWindowRule) Error() string {
+	return "explain: unknown window rule " + strconv.Quote(string(e)) + " (want one-sided or paper)"
+}
+
 // search is the state of one node's window search. A prefix of length c
 // covers timesteps 0..c-1; a suffix starting at s covers s..L-1. A probe is
 // an across-instance permutation test of the node over the prefix or suffix
-// with the configured number of permutations; it is "unimportant" when
-// |score| ≤ thr = θ·|overall score|.
+// with the configured number of permutations; whether it is "important"
+// (the region belongs in the window) is decided by the rule: see
+// WindowRule.
 //
 // Prefix phase: lo is the longest prefix known unimportant (0, the empty
 // prefix, to begin with), hi the shortest known important (L, the whole
@@ -24,13 +75,25 @@ import (
 // empty suffix, to begin with), lo the latest known important (the window
 // start, treated as important). Bisection ends at hi = lo+1; the window ends
 // at hi-1.
+//
+// Uncertainty of the ends: besides the decision, every probe is classed
+// as sure (its interval Score ± t·SE lies entirely on one side of the
+// threshold) or unsure. sureLo/sureHi track the bracket of the prefix
+// phase by sure probes only: sureLo the longest prefix surely unimportant,
+// sureHi the shortest surely important; the start then lies in
+// [sureLo, sureHi−1] whatever the unsure probes would have said, assuming
+// prefix importance grows with the prefix. Likewise for the end.
 type search struct {
 	n      *node
 	l      int
 	thr    float64
+	rule   WindowRule
 	suffix bool
 	lo, hi int
 	start  int
+
+	sureLo, sureHi int
+	startRange     tempora.Window
 }
 
 func (s *search) done() bool { return s.suffix && s.hi-s.lo <= 1 }
@@ -44,19 +107,49 @@ func (s *search) probe() (tempora.Window, string) {
 	return tempora.Window{Start: mid, End: s.l - 1}, "suffix/" + strconv.Itoa(mid)
 }
 
-// update records the probe's score and advances the bisection.
-func (s *search) update(score float64) {
+// judge returns whether a probe's result makes its region important under
+// the rule, and whether its interval is entirely on one side of the
+// threshold.
+func (s *search) judge(r TestResult) (important, sure bool) {
+	half := 0.0
+	if r.Draws > 1 {
+		half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
+	}
+	switch s.rule {
+	case PaperRule:
+		a := math.Abs(r.Score)
+		return a > s.thr, a-half > s.thr || a+half <= s.thr
+	default:
+		important = r.Score-half > s.thr
+		return important, important || r.Score+half <= s.thr
+	}
+}
+
+// update records the probe's result and advances the bisection.
+func (s *search) update(r TestResult) {
 	mid := (s.lo + s.hi) / 2
-	unimportant := math.Abs(score) <= s.thr
+	important, sure := s.judge(r)
 	switch {
-	case !s.suffix && unimportant:
+	case !s.suffix && !important:
 		s.lo = mid
+		if sure {
+			s.sureLo = max(s.sureLo, mid)
+		}
 	case !s.suffix:
 		s.hi = mid
-	case unimportant:
+		if sure {
+			s.sureHi = min(s.sureHi, mid)
+		}
+	case !important:
 		s.hi = mid
+		if sure {
+			s.sureHi = min(s.sureHi, mid)
+		}
 	default:
 		s.lo = mid
+		if sure {
+			s.sureLo = max(s.sureLo, mid)
+		}
 	}
 	s.advance()
 }
@@ -65,12 +158,25 @@ func (s *search) update(score float64) {
 func (s *search) advance() {
 	if !s.suffix && s.hi-s.lo <= 1 {
 		s.start = s.lo
+		s.startRange = tempora.Window{Start: s.sureLo, End: s.sureHi - 1}
 		s.suffix = true
 		s.lo, s.hi = s.start, s.l
+		s.sureLo, s.sureHi = s.start, s.l
 	}
 }
 
 func (s *search) window() tempora.Window { return tempora.Window{Start: s.start, End: s.hi - 1} }
+
+// endRange returns the range of the window's end bracketed by sure probes.
+func (s *search) endRange() tempora.Window {
+	return tempora.Window{Start: s.sureLo, End: s.sureHi - 1}
+}
+
+// located is the outcome of one node's window search: the window and the
+// ranges its start and end lie in by the probes that were sure.
+type located struct {
+	window, startRange, endRange tempora.Window
+}
 
 // searchWindows finds the window of every node, running the current probe
 // of every unfinished search in one batch per round. Each probe makes at
@@ -78,10 +184,10 @@ func (s *search) window() tempora.Window { return tempora.Window{Start: s.start,
 // the comparison with the threshold (Stop.Probe). It returns the windows in
 // node order and the number of probes made, and adds the probes' draws to
 // count.
-func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, perms int, probe bool, count *tempora.DrawCount) ([]tempora.Window, int64, error) {
+func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, rule WindowRule, perms int, probe bool, count *tempora.DrawCount) ([]located, int64, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
-		s := &search{n: n, l: l, thr: theta * math.Abs(n.res.Score), lo: 0, hi: l}
+		s := &search{n: n, l: l, thr: theta * math.Abs(n.res.Score), rule: rule, lo: 0, hi: l, sureLo: 0, sureHi: l}
 		s.advance()
 		searches[i] = s
 	}
@@ -110,15 +216,15 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 		}
 		probes += int64(len(tests))
 		for i, s := range active {
-			s.update(res[i].Score)
+			s.update(res[i])
 			count.Tests++
 			count.Draws += int64(res[i].Evaluated)
 			count.MaxDraws += int64(res[i].Max)
 		}
 	}
-	windows := make([]tempora.Window, len(nodes))
+	out := make([]located, len(nodes))
 	for i, s := range searches {
-		windows[i] = s.window()
+		out[i] = located{window: s.window(), startRange: s.startRange, endRange: s.endRange()}
 	}
-	return windows, probes, nil
+	return out, probes, nil
 }
