@@ -62,6 +62,23 @@ type jsonFeature struct {
 	OrderingImportant       bool     `json:"ordering_important"`
 	WindowOrderingPValue    *float64 `json:"window_ordering_p_value"`
 	WindowOrderingImportant bool     `json:"window_ordering_important"`
+	// Windows is the list of windows; omitted when none was searched, so
+	// that explanations without it read and write as before.
+	Windows []jsonWindow `json:"windows,omitempty"`
+}
+
+// jsonWindow is the JSON form of a WindowResult.
+type jsonWindow struct {
+	Window            Window   `json:"window"`
+	StartRange        Window   `json:"start_range"`
+	EndRange          Window   `json:"end_range"`
+	Score             float64  `json:"score"`
+	PValue            *float64 `json:"p_value"`
+	PAdjusted         *float64 `json:"p_adjusted"`
+	Significant       bool     `json:"significant"`
+	OrderingPValue    *float64 `json:"ordering_p_value"`
+	OrderingPAdjusted *float64 `json:"ordering_p_adjusted"`
+	OrderingImportant bool     `json:"ordering_important"`
 }
 
 func optFloat(v float64) *float64 {
@@ -92,6 +109,13 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 		j.Members = f.Members
 	}
 	j.Window = f.Window
+	for _, w := range f.Windows {
+		j.Windows = append(j.Windows, jsonWindow{
+			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
+			PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
+			OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+		})
+	}
 	return j
 }
 
@@ -109,6 +133,13 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 		f.Members = []int{f.Index}
 	}
 	f.Window = j.Window
+	for _, w := range j.Windows {
+		f.Windows = append(f.Windows, WindowResult{
+			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
+			PValue: fromOpt(w.PValue), PAdjusted: fromOpt(w.PAdjusted), Significant: w.Significant,
+			OrderingPValue: fromOpt(w.OrderingPValue), OrderingPAdjusted: fromOpt(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+		})
+	}
 	return f
 }
 
@@ -169,6 +200,13 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	for _, f := range append(append([]jsonFeature(nil), j.Features...), j.Groups...) {
 		if f.Window != nil && f.Window.End >= j.L {
 			return fmt.Errorf("tempora: window %v of %q ends after the last timestep %d", *f.Window, f.Name, j.L-1)
+		}
+		for _, w := range f.Windows {
+			for _, r := range []Window{w.Window, w.StartRange, w.EndRange} {
+				if r.End >= j.L {
+					return fmt.Errorf("tempora: window %v of %q ends after the last timestep %d", r, f.Name, j.L-1)
+				}
+			}
 		}
 	}
 	for _, f := range j.Features {
