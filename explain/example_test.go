@@ -59,9 +59,9 @@ func ExampleTIME() {
 	// resp  important=false p=1.000
 	// test             tests  draws  max draws  saved
 	// overall          3      35     87         59.8%
-	// window search    7      14     350        96.0%
+	// window search    9      18     450        96.0%
 	// ordering         1      19     19         0.0%
 	// window           1      19     19         0.0%
 	// window ordering  1      23     23         0.0%
-	// total            13     110    498        77.9%
+	// total            15     114    598        80.9%
 }

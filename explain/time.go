@@ -16,6 +16,8 @@ const (
 	DefaultPermutations = 50
 	DefaultAlpha        = 0.1
 	DefaultGamma        = 0.99
+	// DefaultWindows is the default most windows per feature.
+	DefaultWindows = 3
 )
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
@@ -68,6 +70,12 @@ type TIME struct {
 	// feature without a significant window reports; the zero value is
 	// OneSided, PaperRule the paper's.
 	WindowRule WindowRule
+	// Windows is the most windows reported per feature: the window search
+	// finds one window, then splits it at interior gaps that surely carry
+	// less than (1−γ)/2 of the importance (splitWindows), keeping the
+	// longest Windows − 1 gaps. 0 means DefaultWindows; 1 is the paper's
+	// single window. Negative values are an error.
+	Windows int
 }
 
 var _ tempora.Explainer = TIME{}
@@ -96,6 +104,12 @@ func (c TIME) config() (TIME, error) {
 	}
 	if c.Workers < 0 {
 		return c, fmt.Errorf("explain: TIME workers %d is negative", c.Workers)
+	}
+	if c.Windows < 0 {
+		return c, fmt.Errorf("explain: TIME windows %d is negative (0 means %d)", c.Windows, DefaultWindows)
+	}
+	if c.Windows == 0 {
+		c.Windows = DefaultWindows
 	}
 	if c.WindowRule != OneSided && c.WindowRule != PaperRule {
 		return c, fmt.Errorf("explain: TIME window rule %d unknown", int(c.WindowRule))
@@ -201,10 +215,16 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, err
 	}
 	probe := !r.cfg.Fixed && !r.cfg.FullProbes
-	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.WindowRule, r.cfg.probeCap(), probe, &r.counts[drawSearch])
+	theta := (1 - r.cfg.Gamma) / 2
+	found, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}
+	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, &r.counts[drawSearch])
+	if err != nil {
+		return nil, err
+	}
+	probes += gapProbes
 	significant, err := r.testOrderingWindow(ctx, important, windows)
 	if err != nil {
 		return nil, err

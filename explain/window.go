@@ -1,8 +1,10 @@
 package explain
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
@@ -225,6 +227,183 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 	out := make([]located, len(nodes))
 	for i, s := range searches {
 		out[i] = located{window: s.window(), startRange: s.startRange, endRange: s.endRange()}
+	}
+	return out, probes, nil
+}
+
+// Timestep statuses of the gap search.
+const (
+	surelyImportant = iota
+	unsure
+	surelyUnimportant
+)
+
+// splitWindows splits the window of every node into at most maxWindows
+// disjoint windows by finding the gaps inside it (maxWindows ≤ 1 leaves
+// every window whole). For a window [a, b] it probes every interior
+// timestep a < t < b alone (an across-instance permutation of the node at
+// t, key "gap/t"); the maximal runs of timesteps not surely important are
+// the candidate gaps, and each candidate is probed as a whole (key
+// "gap/s-e") and kept only if it is surely unimportant: the upper end of
+// its interval, Score + t·SE, is at most θ·|overall|. A gap is thus left
+// out only when the data show it carries less than θ of the importance,
+// the window ends only where sure probes put them. When more than
+// maxWindows − 1 gaps are kept, the longest are used (the earlier on
+// ties). All probes of a stage run in one batch. The windows of node i are
+// returned in time order; their end ranges at a gap widen by one timestep
+// on each side whose single-timestep probe was unsure.
+func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []located, maxWindows int, theta float64, rule WindowRule, perms int, probe bool, count *tempora.DrawCount) ([][]located, int64, error) {
+	out := make([][]located, len(nodes))
+	for i := range nodes {
+		out[i] = []located{found[i]}
+	}
+	if maxWindows <= 1 {
+		return out, 0, nil
+	}
+	var probes int64
+	run := func(tests []Test) ([]TestResult, error) {
+		if len(tests) == 0 {
+			return nil, nil
+		}
+		res, err := eng.Run(ctx, tests)
+		if err != nil {
+			return nil, err
+		}
+		probes += int64(len(tests))
+		for _, r := range res {
+			count.Tests++
+			count.Draws += int64(r.Evaluated)
+			count.MaxDraws += int64(r.Max)
+		}
+		return res, nil
+	}
+	stop := func(thr float64) Stop {
+		if probe {
+			return Stop{Probe: true, Threshold: thr}
+		}
+		return Stop{}
+	}
+	thr := make([]float64, len(nodes))
+	var tests []Test
+	for i, n := range nodes {
+		thr[i] = theta * math.Abs(n.res.Score)
+		w := found[i].window
+		for t := w.Start + 1; t < w.End; t++ {
+			tests = append(tests, n.test("gap/"+strconv.Itoa(t), tempora.Window{Start: t, End: t}, AcrossInstances, perms, stop(thr[i])))
+		}
+	}
+	res, err := run(tests)
+	if err != nil {
+		return nil, 0, err
+	}
+	status := make([][]int, len(nodes))
+	type cand struct {
+		node int
+		gap  tempora.Window
+	}
+	var cands []cand
+	tests = tests[:0]
+	for i, n := range nodes {
+		w := found[i].window
+		s := &search{thr: thr[i], rule: rule}
+		status[i] = make([]int, w.Len())
+		status[i][0], status[i][w.Len()-1] = surelyImportant, surelyImportant
+		for t := w.Start + 1; t < w.End; t++ {
+			important, sure := s.judge(res[0])
+			res = res[1:]
+			switch {
+			case important:
+				status[i][t-w.Start] = surelyImportant
+			case sure:
+				status[i][t-w.Start] = surelyUnimportant
+			default:
+				status[i][t-w.Start] = unsure
+			}
+		}
+		for t := w.Start + 1; t < w.End; {
+			if status[i][t-w.Start] == surelyImportant {
+				t++
+				continue
+			}
+			e := t
+			for e+1 < w.End && status[i][e+1-w.Start] != surelyImportant {
+				e++
+			}
+			g := tempora.Window{Start: t, End: e}
+			cands = append(cands, cand{i, g})
+			tests = append(tests, n.test("gap/"+strconv.Itoa(g.Start)+"-"+strconv.Itoa(g.End), g, AcrossInstances, perms, stop(thr[i])))
+			t = e + 1
+		}
+	}
+	res, err = run(tests)
+	if err != nil {
+		return nil, 0, err
+	}
+	gaps := make([][]tempora.Window, len(nodes))
+	for k, c := range cands {
+		r := res[k]
+		half := 0.0
+		if r.Draws > 1 {
+			half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
+		}
+		score := r.Score
+		if rule == PaperRule {
+			score = math.Abs(score)
+		}
+		if score+half <= thr[c.node] {
+			gaps[c.node] = append(gaps[c.node], c.gap)
+		}
+	}
+	for i := range nodes {
+		g := gaps[i]
+		if len(g) > maxWindows-1 {
+			// Keep the longest maxWindows − 1 gaps, earlier first on ties,
+			// then restore time order.
+			idx := make([]int, len(g))
+			for k := range idx {
+				idx[k] = k
+			}
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(g[b].Len(), g[a].Len()) })
+			keep := make([]bool, len(g))
+			for _, k := range idx[:maxWindows-1] {
+				keep[k] = true
+			}
+			var kept []tempora.Window
+			for k, ok := range keep {
+				if ok {
+					kept = append(kept, g[k])
+				}
+			}
+			g = kept
+		}
+		if len(g) == 0 {
+			continue
+		}
+		w := found[i].window
+		st := func(t int) int { return status[i][t-w.Start] }
+		var ws []located
+		start, startRange := w.Start, found[i].startRange
+		for _, gap := range g {
+			end := gap.Start - 1
+			er := tempora.Window{Start: end, End: end}
+			if st(end) != surelyImportant && end > start {
+				er.Start--
+			}
+			if st(gap.Start) != surelyUnimportant {
+				er.End++
+			}
+			ws = append(ws, located{window: tempora.Window{Start: start, End: end}, startRange: startRange, endRange: er})
+			start = gap.End + 1
+			startRange = tempora.Window{Start: start, End: start}
+			if st(gap.End) != surelyUnimportant {
+				startRange.Start--
+			}
+			if st(start) != surelyImportant && start < w.End {
+				startRange.End++
+			}
+		}
+		ws = append(ws, located{window: tempora.Window{Start: start, End: w.End}, startRange: startRange, endRange: found[i].endRange})
+		out[i] = ws
 	}
 	return out, probes, nil
 }
