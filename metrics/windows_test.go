@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -25,7 +26,7 @@ func TestTIMEMetricsWindowList(t *testing.T) {
 	for _, m := range ms {
 		got[m.Name] = m.Value
 	}
-	if p, fdr := got["avg-window-power"], got["avg-window-fdr"]; p != 4.0/6 || fdr != 2.0/6 {
+	if p, fdr := got["avg-window-power"], got["avg-window-fdr"]; math.Abs(p-4.0/6) > 1e-12 || math.Abs(fdr-2.0/6) > 1e-12 {
 		t.Errorf("avg-window power %v, FDR %v; want 4/6 and 2/6", p, fdr)
 	}
 }
