@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -231,11 +232,13 @@ var CSVHeader = []string{
 	"index", "name", "tested", "important", "score", "p_value", "p_adjusted",
 	"window_start", "window_end", "window_score", "window_p_value", "window_p_adjusted", "window_significant",
 	"ordering_p_value", "ordering_p_adjusted", "ordering_important",
-	"window_ordering_p_value", "window_ordering_important",
+	"window_ordering_p_value", "window_ordering_important", "windows",
 }
 
 // WriteCSV writes one row per feature (then one per tested group, with index
-// -1) in the column order of CSVHeader. Values not computed are empty.
+// -1) in the column order of CSVHeader. Values not computed are empty. The
+// last column lists a feature's windows as start-end, separated by ";",
+// with "*" after each significant one (e.g. "2-5*;14-17*").
 func (e *Explanation) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
@@ -256,9 +259,21 @@ func (e *Explanation) WriteCSV(w io.Writer) error {
 			num(f.Score), num(f.PValue), num(f.PAdjusted),
 			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), strconv.FormatBool(f.WindowSignificant),
 			num(f.OrderingPValue), num(f.OrderingPAdjusted), strconv.FormatBool(f.OrderingImportant),
-			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant),
+			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant), windowList(f.Windows),
 		})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// windowList renders windows for the CSV's windows column.
+func windowList(ws []WindowResult) string {
+	parts := make([]string, len(ws))
+	for k, w := range ws {
+		parts[k] = strconv.Itoa(w.Window.Start) + "-" + strconv.Itoa(w.Window.End)
+		if w.Significant {
+			parts[k] += "*"
+		}
+	}
+	return strings.Join(parts, ";")
 }
