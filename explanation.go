@@ -70,7 +70,8 @@ type Accounting struct {
 	ModelCalls int64
 	// InstanceEvals counts instances predicted, summed over calls.
 	InstanceEvals int64
-	// WindowProbes counts the window-search probes (TIME only).
+	// WindowProbes counts the window-search probes, including those of
+	// the gap split into several windows (TIME only).
 	WindowProbes int64
 	// Runtime is the wall time of Explain.
 	Runtime time.Duration
