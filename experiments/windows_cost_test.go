@@ -52,8 +52,8 @@ func searchDraws(a tempora.Accounting) int64 {
 // draws), one full probe per candidate gap, and one window test and
 // ordering test per extra window; the window search is a small share of
 // an explanation (about 13% of the draws at this shape), so the bound has
-// a wide margin, and the ratio of 5 problems is stable (each adds about
-// 1100 calls).
+// a wide margin, and the ratio of 5 problems is stable (each explanation
+// with one window makes about 1100 calls).
 func TestWindowsCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10 Table-1 explanations")

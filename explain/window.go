@@ -242,12 +242,13 @@ const (
 // disjoint windows by finding the gaps inside it (maxWindows ≤ 1 leaves
 // every window whole). For a window [a, b] it probes every interior
 // timestep a < t < b alone (an across-instance permutation of the node at
-// t, key "gap/t"); the maximal runs of timesteps not surely important are
-// the candidate gaps, and each candidate is probed as a whole (key
-// "gap/s-e", always perms draws: one look) and kept only if it is surely
-// unimportant: the upper end of its interval, Score + t·SE, is at most
-// θ·|overall| (TestGapCalibration: 2.75% false splits at the null
-// boundary, nominal 2.3%). A gap is thus left
+// t, key "gap/t", stopping early as the window search's probes do); the
+// maximal runs of timesteps surely unimportant are the candidate gaps (an
+// unsure timestep stays in the window), and each candidate is probed as a
+// whole (key "gap/s-e", always perms draws: one look) and kept only if it
+// is surely unimportant: the upper end of its interval, Score + t·SE, is
+// at most θ·|overall| (TestGapCalibration: 1.25% false splits at the null
+// boundary, nominal at most 2.3%). A gap is thus left
 // out only when the data show it carries less than θ of the importance,
 // the window ends only where sure probes put them. When more than
 // maxWindows − 1 gaps are kept, the longest are used (the earlier on
@@ -323,12 +324,12 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 			}
 		}
 		for t := w.Start + 1; t < w.End; {
-			if status[i][t-w.Start] == surelyImportant {
+			if status[i][t-w.Start] != surelyUnimportant {
 				t++
 				continue
 			}
 			e := t
-			for e+1 < w.End && status[i][e+1-w.Start] != surelyImportant {
+			for e+1 < w.End && status[i][e+1-w.Start] == surelyUnimportant {
 				e++
 			}
 			g := tempora.Window{Start: t, End: e}
