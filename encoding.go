@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,6 +64,23 @@ type jsonFeature struct {
 	OrderingImportant       bool     `json:"ordering_important"`
 	WindowOrderingPValue    *float64 `json:"window_ordering_p_value"`
 	WindowOrderingImportant bool     `json:"window_ordering_important"`
+	// Windows is the list of windows; omitted when none was searched, so
+	// that explanations without it read and write as before.
+	Windows []jsonWindow `json:"windows,omitempty"`
+}
+
+// jsonWindow is the JSON form of a WindowResult.
+type jsonWindow struct {
+	Window            Window   `json:"window"`
+	StartRange        Window   `json:"start_range"`
+	EndRange          Window   `json:"end_range"`
+	Score             float64  `json:"score"`
+	PValue            *float64 `json:"p_value"`
+	PAdjusted         *float64 `json:"p_adjusted"`
+	Significant       bool     `json:"significant"`
+	OrderingPValue    *float64 `json:"ordering_p_value"`
+	OrderingPAdjusted *float64 `json:"ordering_p_adjusted"`
+	OrderingImportant bool     `json:"ordering_important"`
 }
 
 func optFloat(v float64) *float64 {
@@ -93,6 +111,13 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 		j.Members = f.Members
 	}
 	j.Window = f.Window
+	for _, w := range f.Windows {
+		j.Windows = append(j.Windows, jsonWindow{
+			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
+			PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
+			OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+		})
+	}
 	return j
 }
 
@@ -110,6 +135,13 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 		f.Members = []int{f.Index}
 	}
 	f.Window = j.Window
+	for _, w := range j.Windows {
+		f.Windows = append(f.Windows, WindowResult{
+			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
+			PValue: fromOpt(w.PValue), PAdjusted: fromOpt(w.PAdjusted), Significant: w.Significant,
+			OrderingPValue: fromOpt(w.OrderingPValue), OrderingPAdjusted: fromOpt(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+		})
+	}
 	return f
 }
 
@@ -171,6 +203,13 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 		if f.Window != nil && f.Window.End >= j.L {
 			return fmt.Errorf("tempora: window %v of %q ends after the last timestep %d", *f.Window, f.Name, j.L-1)
 		}
+		for _, w := range f.Windows {
+			for _, r := range []Window{w.Window, w.StartRange, w.EndRange} {
+				if r.End >= j.L {
+					return fmt.Errorf("tempora: window %v of %q ends after the last timestep %d", r, f.Name, j.L-1)
+				}
+			}
+		}
 	}
 	for _, f := range j.Features {
 		e.Features = append(e.Features, fromJSONFeature(f))
@@ -194,11 +233,13 @@ var CSVHeader = []string{
 	"index", "name", "tested", "important", "score", "p_value", "p_adjusted",
 	"window_start", "window_end", "window_score", "window_p_value", "window_p_adjusted", "window_significant",
 	"ordering_p_value", "ordering_p_adjusted", "ordering_important",
-	"window_ordering_p_value", "window_ordering_important",
+	"window_ordering_p_value", "window_ordering_important", "windows",
 }
 
 // WriteCSV writes one row per feature (then one per tested group, with index
-// -1) in the column order of CSVHeader. Values not computed are empty.
+// -1) in the column order of CSVHeader. Values not computed are empty. The
+// last column lists a feature's windows as start-end, separated by ";",
+// with "*" after each significant one (e.g. "2-5*;14-17*").
 func (e *Explanation) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
@@ -219,9 +260,21 @@ func (e *Explanation) WriteCSV(w io.Writer) error {
 			num(f.Score), num(f.PValue), num(f.PAdjusted),
 			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), strconv.FormatBool(f.WindowSignificant),
 			num(f.OrderingPValue), num(f.OrderingPAdjusted), strconv.FormatBool(f.OrderingImportant),
-			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant),
+			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant), windowList(f.Windows),
 		})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// windowList renders windows for the CSV's windows column.
+func windowList(ws []WindowResult) string {
+	parts := make([]string, len(ws))
+	for k, w := range ws {
+		parts[k] = strconv.Itoa(w.Window.Start) + "-" + strconv.Itoa(w.Window.End)
+		if w.Significant {
+			parts[k] += "*"
+		}
+	}
+	return strings.Join(parts, ";")
 }

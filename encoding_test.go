@@ -256,3 +256,43 @@ total            18     411    987        58.4%
 		t.Errorf("empty count saved %v, want 0", s)
 	}
 }
+
+// TestExplanationJSONWindows checks the list of windows: it round-trips
+// (untested ordering p-values as null, back as NaN), is omitted when
+// empty, and a window or end range past the last timestep is rejected.
+func TestExplanationJSONWindows(t *testing.T) {
+	e := sampleExplanation()
+	nan := math.NaN()
+	e.Features[0].Windows = []WindowResult{
+		{Window: Window{0, 0}, StartRange: Window{0, 0}, EndRange: Window{0, 1}, Score: 0.1, PValue: 0.02, PAdjusted: 0.04, Significant: true,
+			OrderingPValue: nan, OrderingPAdjusted: nan},
+		{Window: Window{2, 3}, StartRange: Window{2, 2}, EndRange: Window{3, 3}, Score: 0.2, PValue: 0.01, PAdjusted: 0.04, Significant: true,
+			OrderingPValue: 0.03, OrderingPAdjusted: 0.06, OrderingImportant: true},
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"windows":`); n != 1 {
+		t.Errorf("%d windows lists in %s, want 1 (omitted when empty)", n, b)
+	}
+	var back Explanation
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := back.Features[0].Windows
+	if len(got) != 2 || !math.IsNaN(got[0].OrderingPValue) || got[1] != e.Features[0].Windows[1] ||
+		got[0].Window != (Window{0, 0}) || got[0].EndRange != (Window{0, 1}) || got[0].PValue != 0.02 || !got[0].Significant {
+		t.Errorf("windows decoded as %+v, want %+v", got, e.Features[0].Windows)
+	}
+	if b2, _ := json.Marshal(&back); !bytes.Equal(b, b2) {
+		t.Errorf("re-encoding differs:\n%s\n%s", b, b2)
+	}
+	for _, field := range []string{`"window":[0,4]`, `"start_range":[0,4]`, `"end_range":[3,4]`} {
+		doc := `{"method":"X","num_features":1,"num_timesteps":4,"cells":[[0,0,0,0]],` +
+			`"features":[{"index":0,"name":"0","windows":[{"window":[0,1],"start_range":[0,0],"end_range":[1,1],` + field + `}]}]}`
+		if err := back.UnmarshalJSON([]byte(doc)); err == nil {
+			t.Errorf("windows entry with %s accepted for 4 timesteps", field)
+		}
+	}
+}

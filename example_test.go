@@ -103,9 +103,9 @@ func ExampleExplanation_WriteCSV() {
 		fmt.Println(err)
 	}
 	// Output:
-	// index,name,tested,important,score,p_value,p_adjusted,window_start,window_end,window_score,window_p_value,window_p_adjusted,window_significant,ordering_p_value,ordering_p_adjusted,ordering_important,window_ordering_p_value,window_ordering_important
-	// 0,hr,true,true,0.5,0.02,0.04,0,1,0,,,false,,,false,,false
-	// 1,bp,false,false,0,,,,,0,,,false,,,false,,false
+	// index,name,tested,important,score,p_value,p_adjusted,window_start,window_end,window_score,window_p_value,window_p_adjusted,window_significant,ordering_p_value,ordering_p_adjusted,ordering_important,window_ordering_p_value,window_ordering_important,windows
+	// 0,hr,true,true,0.5,0.02,0.04,0,1,0,,,false,,,false,,false,
+	// 1,bp,false,false,0,,,,,0,,,false,,,false,,false,
 }
 
 // The JSON form writes p-values that were not computed as null.

@@ -74,7 +74,8 @@ type Accounting struct {
 	ModelCalls int64
 	// InstanceEvals counts instances predicted, summed over calls.
 	InstanceEvals int64
-	// WindowProbes counts the window-search probes (TIME only).
+	// WindowProbes counts the window-search probes, including those of
+	// the gap split into several windows (TIME only).
 	WindowProbes int64
 	// Runtime is the wall time of Explain.
 	Runtime time.Duration
@@ -183,6 +184,35 @@ type FeatureResult struct {
 	// rejection.
 	WindowOrderingPValue    float64
 	WindowOrderingImportant bool
+	// Windows lists the feature's windows in time order, with their tests
+	// and the uncertainty of their ends (TIME); nil when no window was
+	// searched. With a single window, its entry repeats Window and the
+	// Window… and WindowOrdering… fields above, which are kept for
+	// records and readers of one window.
+	Windows []WindowResult
+}
+
+// WindowResult is one window of a feature: where it lies, how sure its
+// ends are, and its tests.
+type WindowResult struct {
+	// Window is the window.
+	Window Window
+	// StartRange and EndRange are the ranges in which the window's start
+	// and end lie by the search's probes whose interval settled their
+	// comparison with the threshold: the ends the search chose, widened
+	// to where probes that were too noisy to be sure could have put them.
+	// A range of one timestep is an end fixed by sure probes.
+	StartRange, EndRange Window
+	// Score, PValue, PAdjusted and Significant are the window's importance
+	// test (an across-instance permutation of the feature over Window).
+	Score             float64
+	PValue, PAdjusted float64
+	Significant       bool
+	// OrderingPValue, OrderingPAdjusted and OrderingImportant are the
+	// ordering test within Window; NaN p-values when it was not tested
+	// (the window is not significant).
+	OrderingPValue, OrderingPAdjusted float64
+	OrderingImportant                 bool
 }
 
 // NewFeatureResult returns an untested result for feature j with every

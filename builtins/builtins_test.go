@@ -82,6 +82,7 @@ var zeroMeans = map[string]any{
 	"explain.TIME.Alpha":         explain.DefaultAlpha,
 	"explain.TIME.Gamma":         explain.DefaultGamma,
 	"explain.TIME.MaxDraws":      int64(explain.DefaultMaxDraws),
+	"explain.TIME.Windows":       explain.DefaultWindows,
 	"baselines.LIME.Samples":     baselines.DefaultLIMESamples,
 	"baselines.PERM.Alpha":       baselines.DefaultPERMAlpha,
 	"baselines.Occlusion.Width":  baselines.DefaultOcclusionWidth,

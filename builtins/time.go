@@ -39,6 +39,12 @@ var (
 		Range: "[0, inf)"}
 	timeConditional = method.Spec[bool]{Name: "conditional",
 		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model read it)"}
+	timeWindowRule = method.Spec[string]{Name: "window-rule",
+		Doc:     "window search rule: one-sided (a left-out region must raise the loss by more than the threshold plus its sampling error to belong to the window; a feature without a significant window claims no timesteps) or paper (|score| against the threshold; every timestep of such a feature)",
+		Default: explain.OneSided.String()}
+	timeWindows = method.Spec[int]{Name: "windows",
+		Doc:     "most windows per feature: the window is split at interior gaps that surely carry less than (1−γ)/2 of the importance (1: the paper's single window)",
+		Default: explain.DefaultWindows, Range: "[1, inf)"}
 )
 
 // timeMethod is TIME (package explain).
@@ -46,7 +52,7 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeConditional, drawLimit, copyMemory),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeConditional, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
@@ -58,6 +64,12 @@ func timeMethod() method.Method {
 			if t.MaxDraws == 0 {
 				t.MaxDraws = -1 // no limit
 			}
+			rule, err := explain.ParseWindowRule(timeWindowRule.Get(c.Values))
+			if err != nil {
+				return nil, err
+			}
+			t.WindowRule = rule
+			t.Windows = timeWindows.Get(c.Values)
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)
 				if err != nil {

@@ -220,8 +220,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{decisions, "**PERM-f** keeps only the cells significant under BH at " + f(permAlpha) + "."},
 		{decisions, fmt.Sprintf("|score| < %s (`method.NearZero`) count as zero", sci(method.NearZero))},
 		// docs/decisions.md, sections
-		{decisions, fmt.Sprintf("%s for 10 features, %s for 100, %s for each {ordering, window} pair and %s for a window ordering at α = %s",
-			minP(10), minP(100), minP(2), minP(1), f(alpha))},
+		{decisions, fmt.Sprintf("%s for 10 features, %s for 100 and %s for each {ordering, window} pair at α = %s (a window ordering gets ⌈%d/α⌉ − 1 = %d,",
+			minP(10), minP(100), minP(2), f(alpha), explain.PowerHits, explain.MinPermutations(explain.PowerHits, alpha))},
 		{decisions, fmt.Sprintf("the coverage of ±%s SE (%.2f%%), after at least %d draws", f(explain.DefaultProbeZ), coverage, explain.DefaultProbeMinDraws)},
 		{decisions, fmt.Sprintf("its cap is `Permutations`, else %d", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("`MinPermutations(D·L, α)` (%s for 200 cells)", cells)},

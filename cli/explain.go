@@ -22,7 +22,9 @@ const explainHelp = `
 Explain explains a model with TIME (the default) or another method and prints
 the features sorted by importance: for a method with tests (TIME), each
 feature's importance score, raw and Benjamini–Hochberg-adjusted p-values, the
-window of timesteps it matters in, and whether its ordering matters; for a
+window of timesteps it matters in, whether the timing of its values matters
+("ordering", the whole-sequence test) and whether their order within the
+window matters ("window ordering", TIME's ordering claim); for a
 method that only scores, each feature's score (the mean |score| of its
 non-zero cells) and its peak timestep. Progress and timing go to standard
 error.

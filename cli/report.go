@@ -61,12 +61,24 @@ func outcome(ok bool, p float64) string {
 	return yesNo(ok)
 }
 
-// foundWindow renders the window TIME reports for a feature: "-" when none
-// was searched, with "(n.s.)" when the window test was not significant (the
-// whole sequence is then credited).
+// foundWindow renders the windows TIME reports for a feature: "-" when none
+// was searched, the windows joined by "+" when there are several, each
+// with "(n.s.)" when its test was not significant (a feature without a
+// significant window claims no timesteps, or the whole sequence under
+// -window-rule paper).
 func foundWindow(f tempora.FeatureResult) string {
 	if f.Window == nil {
 		return "-"
+	}
+	if len(f.Windows) > 1 {
+		parts := make([]string, len(f.Windows))
+		for k, w := range f.Windows {
+			parts[k] = w.Window.String()
+			if !w.Significant {
+				parts[k] += " (n.s.)"
+			}
+		}
+		return strings.Join(parts, "+")
 	}
 	if !f.WindowSignificant {
 		return f.Window.String() + " (n.s.)"

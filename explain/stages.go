@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
@@ -72,53 +73,114 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 	return rejected
 }
 
-// testOrderingWindow tests, for every important node, the family
-// {whole-sequence ordering, window}: a within-window test over the whole
-// sequence and an across-instance test over the node's window, under BH at
-// level α. It records the window and both results and returns the nodes
-// whose window is significant.
-func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows []tempora.Window) ([]*node, error) {
-	pairMax, ordMax := r.cfg.maxDraws(2), r.cfg.orderingDraws(2, r.whole.Len())
+// testOrderingWindow tests, for every important node with k windows, the
+// family {whole-sequence ordering, window 1, …, window k}: a within-window
+// test over the whole sequence and an across-instance test over each
+// window, under BH at level α with the cap of a family of k + 1. It
+// records the windows and the results and returns the nodes with at least
+// one significant window. With one window the keys are "ordering" and
+// "window", the paper's pair; with several, "window/<start>-<end>".
+//
+// The whole-sequence ordering test answers whether the model depends on
+// when the feature's values occur: shuffling the whole sequence also moves
+// values into and out of the window, so a model that only averages the
+// feature over its window fails it too. It is reported as such
+// (OrderingImportant); TIME's claim that the order matters is the
+// within-window test (testWindowOrderings).
+func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows [][]located) ([]*node, error) {
 	var tests []Test
 	for i, n := range important {
+		k := len(windows[i])
+		famMax := r.cfg.maxDraws(k + 1)
+		ordMax := r.cfg.orderingDraws(famMax, k+1, r.whole.Len())
 		f := strconv.Itoa(i)
-		tests = append(tests,
-			n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax, f)),
-			n.test("window", windows[i], r.cfg.across(), pairMax, r.cfg.stop(pairMax, f)))
+		tests = append(tests, n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax, f)))
+		for _, w := range windows[i] {
+			tests = append(tests, n.test(windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.stop(famMax, f)))
+		}
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
 		return nil, err
 	}
 	var significant []*node
+	nan := math.NaN()
 	for i, n := range important {
-		ord, win := res[2*i], res[2*i+1]
+		k := len(windows[i])
+		ord, wins := res[0], res[1:k+1]
+		res = res[k+1:]
 		tally(r.counts, drawOrdering, ord)
-		tally(r.counts, drawWindow, win)
-		w := windows[i]
-		n.res.Window = &w
-		n.res.OrderingPValue = ord.PValue
-		n.res.WindowScore = win.Score
-		n.res.WindowPValue = win.PValue
-		rej, adj := bh([]float64{ord.PValue, win.PValue}, r.cfg.Alpha)
-		n.res.OrderingPAdjusted, n.res.OrderingImportant = adj[0], rej[0]
-		n.res.WindowPAdjusted, n.res.WindowSignificant = adj[1], rej[1]
-		if rej[1] {
+		tally(r.counts, drawWindow, wins...)
+		p := []float64{ord.PValue}
+		for _, w := range wins {
+			p = append(p, w.PValue)
+		}
+		rej, adj := bh(p, r.cfg.Alpha)
+		n.res.OrderingPValue, n.res.OrderingPAdjusted, n.res.OrderingImportant = ord.PValue, adj[0], rej[0]
+		n.res.Windows = make([]tempora.WindowResult, k)
+		lead, any := 0, false
+		for j, w := range windows[i] {
+			n.res.Windows[j] = tempora.WindowResult{
+				Window: w.window, StartRange: w.startRange, EndRange: w.endRange,
+				Score: wins[j].Score, PValue: wins[j].PValue, PAdjusted: adj[j+1], Significant: rej[j+1],
+				OrderingPValue: nan, OrderingPAdjusted: nan,
+			}
+			any = any || rej[j+1]
+			if adj[j+1] < adj[lead+1] {
+				lead = j
+			}
+		}
+		r.setLead(n, lead)
+		if any {
 			significant = append(significant, n)
 		}
 	}
 	return significant, nil
 }
 
-// testWindowOrderings tests the ordering within the window of every node
-// whose window is significant, each test a family of one: BH at α rejects
-// iff p ≤ α, and the adjusted p-value is the raw one. It warns about a
-// window too short for its ordering ever to be significant.
+// setLead copies window lead of n into the single-window fields of its
+// result: the lead window is the one with the smallest adjusted p-value
+// (the earliest on ties), the only one when there is one.
+func (r *timeRun) setLead(n *node, lead int) {
+	w := n.res.Windows[lead]
+	win := w.Window
+	n.res.Window = &win
+	n.res.WindowScore, n.res.WindowPValue, n.res.WindowPAdjusted, n.res.WindowSignificant = w.Score, w.PValue, w.PAdjusted, w.Significant
+	n.res.WindowOrderingPValue, n.res.WindowOrderingImportant = w.OrderingPValue, w.OrderingImportant
+}
+
+// windowKey returns the stream key of a test of kind over window w of a
+// node with k windows: kind alone for one window, as in the paper.
+func windowKey(kind string, w tempora.Window, k int) string {
+	if k == 1 {
+		return kind
+	}
+	return kind + "/" + strconv.Itoa(w.Start) + "-" + strconv.Itoa(w.End)
+}
+
+// testWindowOrderings tests the ordering within every significant window
+// of every node: the m significant windows of a node form a family, under
+// BH at α, each test with cap familyDraws(m) (or the exact enumeration of
+// a short window). A single window is a family of one: BH rejects iff p ≤
+// α. It warns about a window too short for its ordering ever to be
+// significant.
 func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) error {
 	var tests []Test
-	for i, n := range significant {
-		p := r.cfg.orderingDraws(1, n.res.Window.Len())
-		tests = append(tests, n.test("window-ordering", *n.res.Window, WithinWindow, p, r.cfg.stop(p, strconv.Itoa(i))))
+	var fams [][]int // the indices into n.res.Windows of each node's family
+	for _, n := range significant {
+		var fam []int
+		for j, w := range n.res.Windows {
+			if w.Significant {
+				fam = append(fam, j)
+			}
+		}
+		fams = append(fams, fam)
+		m := len(fam)
+		for _, j := range fam {
+			w := n.res.Windows[j].Window
+			p := r.cfg.orderingDraws(r.cfg.familyDraws(m), m, w.Len())
+			tests = append(tests, n.test(windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow, p, r.cfg.orderingStop(p)))
+		}
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
@@ -126,20 +188,37 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 	}
 	tally(r.counts, drawWindowOrdering, res...)
 	for i, n := range significant {
-		n.res.WindowOrderingPValue = res[i].PValue
-		n.res.WindowOrderingImportant = res[i].PValue <= r.cfg.Alpha
-		w := n.res.Window.Len()
-		if f, ok := factorial(w, tests[i].Permutations+1); ok && 1/float64(f) > r.cfg.Alpha {
-			r.ex.Warnings = append(r.ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %v", n.name, *n.res.Window, w, f, r.cfg.Alpha))
+		fam := fams[i]
+		mine, perms := res[:len(fam)], tests[:len(fam)]
+		res, tests = res[len(fam):], tests[len(fam):]
+		p := make([]float64, len(fam))
+		for k := range fam {
+			p[k] = mine[k].PValue
 		}
+		rej, adj := bh(p, r.cfg.Alpha)
+		lead := 0
+		for k, j := range fam {
+			w := &n.res.Windows[j]
+			w.OrderingPValue, w.OrderingPAdjusted, w.OrderingImportant = p[k], adj[k], rej[k]
+			if w.Window == *n.res.Window {
+				lead = j
+			}
+			l := w.Window.Len()
+			if f, ok := factorial(l, perms[k].Permutations+1); ok && 1/float64(f) > r.cfg.Alpha {
+				r.ex.Warnings = append(r.ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %v", n.name, w.Window, l, f, r.cfg.Alpha))
+			}
+		}
+		r.setLead(n, lead)
 	}
 	return nil
 }
 
 // fillCells sets the cells of ex: an important feature's window score over
-// its window if the window is significant, else its overall score over all
-// timesteps; 0 elsewhere.
-func fillCells(ex *tempora.Explanation) {
+// each of its significant windows. An important feature without a
+// significant window gets no cells under OneSided (TIME does not know
+// where it acts) and its overall score at every timestep under PaperRule.
+// Cells are 0 elsewhere.
+func fillCells(ex *tempora.Explanation, rule WindowRule) {
 	l := ex.L
 	for j := range ex.Features {
 		f := &ex.Features[j]
@@ -147,11 +226,17 @@ func fillCells(ex *tempora.Explanation) {
 			continue
 		}
 		row := ex.Cells[j*l : (j+1)*l]
-		if f.WindowSignificant {
-			for t := f.Window.Start; t <= f.Window.End; t++ {
-				row[t] = f.WindowScore
+		any := false
+		for _, w := range f.Windows {
+			if !w.Significant {
+				continue
 			}
-		} else {
+			any = true
+			for t := w.Window.Start; t <= w.Window.End; t++ {
+				row[t] = w.Score
+			}
+		}
+		if !any && rule == PaperRule {
 			for t := range row {
 				row[t] = f.Score
 			}

@@ -16,6 +16,8 @@ const (
 	DefaultPermutations = 50
 	DefaultAlpha        = 0.1
 	DefaultGamma        = 0.99
+	// DefaultWindows is the default most windows per feature.
+	DefaultWindows = 3
 )
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
@@ -93,6 +95,16 @@ type TIME struct {
 	// whether the model reads it. The ordering tests stay within-window
 	// permutations. The explanation's Test is then "conditional".
 	Conditional bool
+	// WindowRule is the window search's rule and what an important
+	// feature without a significant window reports; the zero value is
+	// OneSided, PaperRule the paper's.
+	WindowRule WindowRule
+	// Windows is the most windows reported per feature: the window search
+	// finds one window, then splits it at interior gaps that surely carry
+	// less than (1−γ)/2 of the importance (splitWindows), keeping the
+	// longest Windows − 1 gaps. 0 means DefaultWindows; 1 is the paper's
+	// single window. Negative values are an error.
+	Windows int
 }
 
 // DefaultMaxDraws is the default limit of TIME's worst-case draws
@@ -130,6 +142,15 @@ func (c TIME) config() (TIME, error) {
 	if c.MaxDraws == 0 {
 		c.MaxDraws = DefaultMaxDraws
 	}
+	if c.Windows < 0 {
+		return c, fmt.Errorf("explain: TIME windows %d is negative (0 means %d)", c.Windows, DefaultWindows)
+	}
+	if c.Windows == 0 {
+		c.Windows = DefaultWindows
+	}
+	if c.WindowRule != OneSided && c.WindowRule != PaperRule {
+		return c, fmt.Errorf("explain: TIME window rule %d unknown", int(c.WindowRule))
+	}
 	return c, nil
 }
 
@@ -156,16 +177,55 @@ func (c TIME) nominal(m int) int {
 // anytime reports whether the tests use the family stopping rule.
 func (c TIME) anytime() bool { return !c.Fixed && !c.BesagClifford }
 
+// PowerHits is the number of exceedances k that sets the default cap of a
+// window-ordering test in sequential mode, N = ⌈k/α⌉ − 1 (29 at α = 0.1):
+// a test alone in its family then passes with up to k − 1 draws not worse
+// than the baseline. MinPermutations (k = 1, cap 9) lets it pass only with
+// none, and a permutation that fixes the timesteps the model reads leaves
+// the loss unchanged: for a model that reads 2 of the 8 timesteps of its
+// window (a hit in 1 of 56 draws) the ordering would be missed in 1 −
+// (55/56)⁹ ≈ 15% of runs; with k = 3 in P(Bin(29, 1/56) ≥ 3) ≈ 1.5%. The
+// window ordering is TIME's claim that the order matters, hence the
+// power; k = 3 keeps the extra draws of true orderings (which run to the
+// cap) to 20 per window. The other families keep MinPermutations, since a true feature or
+// window rarely ties with the baseline (its permutations change the
+// values, not only their order).
+const PowerHits = 3
+
+// familyDraws returns the draws cap of a test in a window-ordering family
+// of m tests: Permutations if set, else ⌈PowerHits·m/α⌉ − 1.
+func (c TIME) familyDraws(m int) int {
+	if c.Permutations > 0 {
+		return c.Permutations
+	}
+	return MinPermutations(PowerHits*m, c.Alpha)
+}
+
+// orderingStop returns the stopping rule of a window-ordering test with
+// the given cap: Besag and Clifford's sequential rule even when the other
+// families stop by family (docs/decisions.md, decision 18). A
+// window-ordering family holds a feature's few significant windows and
+// its cap is chosen for power (PowerHits); the anytime-valid p-value of
+// the family rule is about twice Besag and Clifford's for a test with a
+// few hits, which would cost the power the cap buys, and would save
+// little on so small a family. Every rule gives valid p-values, so BH
+// keeps its guarantee whichever a family uses.
+func (c TIME) orderingStop(pmax int) Stop {
+	if c.Fixed {
+		return Stop{}
+	}
+	return SequentialStop(c.Alpha, pmax)
+}
+
 // orderingDraws returns the draws cap of a within-window test of w
-// timesteps in a family of m tests. With the default caps, a window short
+// timesteps in a family of m tests whose cap is p. With the default caps, a window short
 // enough that its ordering could just reach α/m (w ≤ w₀, the smallest w
 // with 1/w! ≤ α/m: 4 for α/m in [1/24, 1/6)) is enumerated exactly, w! − 1
-// draws, even above MinPermutations: a sampled test of a short window
+// draws, even above the family cap: a sampled test of a short window
 // would draw the identity ordering, a sure hit, too often (probability
 // 1/24 per draw for w = 4, so a 4-timestep window capped at 9 draws would
 // lose a third of its power).
-func (c TIME) orderingDraws(m, w int) int {
-	p := c.maxDraws(m)
+func (c TIME) orderingDraws(p, m, w int) int {
 	if c.Permutations > 0 {
 		return p
 	}
@@ -227,10 +287,16 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, err
 	}
 	probe := !r.cfg.Fixed && !r.cfg.FullProbes
-	windows, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), (1-r.cfg.Gamma)/2, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
+	theta := (1 - r.cfg.Gamma) / 2
+	found, probes, err := searchWindows(ctx, r.eng, important, r.whole.Len(), theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}
+	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
+	if err != nil {
+		return nil, err
+	}
+	probes += gapProbes
 	significant, err := r.testOrderingWindow(ctx, important, windows)
 	if err != nil {
 		return nil, err
@@ -238,7 +304,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err := r.testWindowOrderings(ctx, significant); err != nil {
 		return nil, err
 	}
-	fillCells(r.ex)
+	fillCells(r.ex, r.cfg.WindowRule)
 	acc := r.eng.Accounting()
 	acc.WindowProbes = probes
 	acc.Draws = r.counts

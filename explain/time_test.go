@@ -161,34 +161,94 @@ func checkInvariants(t *testing.T, ex *tempora.Explanation, alpha float64) {
 			t.Errorf("important feature %d has no window", j)
 			continue
 		}
-		prej, padj := bhRef([]float64{f.OrderingPValue, f.WindowPValue}, alpha)
-		if f.OrderingImportant != prej[0] || f.WindowSignificant != prej[1] || math.Abs(f.OrderingPAdjusted-padj[0]) > 1e-12 || math.Abs(f.WindowPAdjusted-padj[1]) > 1e-12 {
-			t.Errorf("feature %d: ordering %v (adjusted %v), window %v (adjusted %v) for raw p-values %v, %v; BH over the pair gives %v, %v",
-				j, f.OrderingImportant, f.OrderingPAdjusted, f.WindowSignificant, f.WindowPAdjusted, f.OrderingPValue, f.WindowPValue, prej, padj)
+		checkWindows(t, ex, j, alpha)
+	}
+}
+
+// checkWindows checks the windows of important feature j: disjoint, in
+// time order, each with its end ranges around its ends; BH over the family
+// {whole-sequence ordering, windows…}; BH over the window orderings of the
+// significant windows (p ≤ α for one); the single-window fields repeat the
+// window with the smallest adjusted p-value; the cells are each
+// significant window's score over it, and 0 (window rule one-sided) or the
+// overall score (paper) everywhere when no window is significant.
+func checkWindows(t *testing.T, ex *tempora.Explanation, j int, alpha float64) {
+	t.Helper()
+	f := ex.Features[j]
+	if len(f.Windows) == 0 {
+		t.Errorf("feature %d: no windows", j)
+		return
+	}
+	p := []float64{f.OrderingPValue}
+	lead, any := 0, false
+	for k, w := range f.Windows {
+		if k > 0 && w.Window.Start <= f.Windows[k-1].Window.End+1 {
+			t.Errorf("feature %d: windows %v and %v overlap or touch", j, f.Windows[k-1].Window, w.Window)
 		}
-		if math.IsNaN(f.WindowOrderingPValue) == f.WindowSignificant {
-			t.Errorf("feature %d: window significant %v but window-ordering p-value %v", j, f.WindowSignificant, f.WindowOrderingPValue)
+		if !w.StartRange.Contains(w.Window.Start) || !w.EndRange.Contains(w.Window.End) {
+			t.Errorf("feature %d: window %v outside its ranges %v, %v", j, w.Window, w.StartRange, w.EndRange)
 		}
-		if f.WindowSignificant && f.WindowOrderingImportant != (f.WindowOrderingPValue <= alpha) {
-			t.Errorf("feature %d: window ordering important %v with p %v at alpha %v", j, f.WindowOrderingImportant, f.WindowOrderingPValue, alpha)
+		p = append(p, w.PValue)
+		if w.PAdjusted < f.Windows[lead].PAdjusted {
+			lead = k
 		}
-		if !f.WindowSignificant && f.WindowOrderingImportant {
-			t.Errorf("feature %d: window ordering important without a significant window", j)
+		any = any || w.Significant
+	}
+	rej, adj := bhRef(p, alpha)
+	if f.OrderingImportant != rej[0] || math.Abs(f.OrderingPAdjusted-adj[0]) > 1e-12 {
+		t.Errorf("feature %d: ordering %v (adjusted %v); BH over %v gives %v, %v", j, f.OrderingImportant, f.OrderingPAdjusted, p, rej[0], adj[0])
+	}
+	var op []float64
+	for k, w := range f.Windows {
+		if w.Significant != rej[k+1] || math.Abs(w.PAdjusted-adj[k+1]) > 1e-12 {
+			t.Errorf("feature %d window %v: significant %v (adjusted %v); BH over %v gives %v, %v", j, w.Window, w.Significant, w.PAdjusted, p, rej[k+1], adj[k+1])
 		}
-		for s := range ex.L {
-			want := f.Score
-			switch {
-			case f.WindowSignificant && f.Window.Contains(s):
-				want = f.WindowScore
-			case f.WindowSignificant:
-				want = 0
+		if math.IsNaN(w.OrderingPValue) == w.Significant {
+			t.Errorf("feature %d window %v: significant %v but ordering p-value %v", j, w.Window, w.Significant, w.OrderingPValue)
+		}
+		if w.Significant {
+			op = append(op, w.OrderingPValue)
+		} else if w.OrderingImportant {
+			t.Errorf("feature %d window %v: ordering important without a significant window", j, w.Window)
+		}
+	}
+	orej, oadj := bhRef(op, alpha)
+	k := 0
+	for _, w := range f.Windows {
+		if !w.Significant {
+			continue
+		}
+		if w.OrderingImportant != orej[k] || math.Abs(w.OrderingPAdjusted-oadj[k]) > 1e-12 {
+			t.Errorf("feature %d window %v: ordering %v (adjusted %v); BH over %v gives %v, %v", j, w.Window, w.OrderingImportant, w.OrderingPAdjusted, op, orej[k], oadj[k])
+		}
+		k++
+	}
+	if len(op) == 1 && orej[0] != (op[0] <= alpha) {
+		t.Errorf("feature %d: a lone window ordering with p %v decided %v at alpha %v", j, op[0], orej[0], alpha)
+	}
+	l := f.Windows[lead]
+	if *f.Window != l.Window || f.WindowSignificant != l.Significant || f.WindowScore != l.Score || f.WindowPValue != l.PValue ||
+		f.WindowPAdjusted != l.PAdjusted || !sameFloat(f.WindowOrderingPValue, l.OrderingPValue) || f.WindowOrderingImportant != l.OrderingImportant {
+		t.Errorf("feature %d: single-window fields %+v do not repeat the lead window %+v", j, f, l)
+	}
+	fill := 0.0
+	if !any && ex.Cell(j, 0) != 0 {
+		fill = f.Score
+	}
+	for s := range ex.L {
+		want := fill
+		for _, w := range f.Windows {
+			if w.Significant && w.Window.Contains(s) {
+				want = w.Score
 			}
-			if c := ex.Cell(j, s); c != want {
-				t.Errorf("cell (%d, %d) = %v, want %v", j, s, c, want)
-			}
+		}
+		if c := ex.Cell(j, s); c != want {
+			t.Errorf("cell (%d, %d) = %v, want %v", j, s, c, want)
 		}
 	}
 }
+
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // bhRef is the Benjamini–Hochberg procedure written out from its
 // definition, independently of package fdr: reject the k smallest p-values,

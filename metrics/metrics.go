@@ -229,9 +229,10 @@ func DetectionMetrics(tr *record.Truth, cells []float64, d, l int, mode method.M
 //   - window-ordering-power, window-ordering-fdr: Window_Ordering_Important
 //     over the features identified as important;
 //   - avg-window-power, avg-window-fdr: Average_Window, the per-feature
-//     timestep recall and 1 − precision of the localised window against the
-//     true window (whether or not the window test was significant; a feature
-//     without a window selects no timestep), averaged over the features both
+//     timestep recall and 1 − precision of the localised window (the union
+//     of a list of windows) against the true window (whether or not the
+//     window test was significant; a feature without a window selects no
+//     timestep), averaged over the features both
 //     relevant and identified; with no such feature, power 0 and FDR 0.
 //
 // Empty populations follow PowerFDR's rules (power 1, FDR 0).
@@ -265,6 +266,9 @@ func TIMEMetrics(tr *record.Truth, features []tempora.FeatureResult, l int) ([]r
 		for t := range l {
 			trueW[t] = tr.Windows[j].Contains(t)
 			gotW[t] = f.Window != nil && f.Window.Contains(t)
+			for _, w := range f.Windows {
+				gotW[t] = gotW[t] || w.Window.Contains(t)
+			}
 		}
 		p, fdr := PowerFDR(trueW, gotW)
 		sumP += p

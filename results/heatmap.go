@@ -203,11 +203,22 @@ func HeatmapFigure(recs []*record.Record, suite string, params []record.Param, m
 		}
 		var hatched []bool
 		for j, f := range e.Features {
-			if f.WindowOrderingImportant && f.Window != nil {
+			// The windows whose ordering is important: each of a list of
+			// windows, or the single window of an explanation without one.
+			var ws []tempora.Window
+			for _, w := range f.Windows {
+				if w.OrderingImportant {
+					ws = append(ws, w.Window)
+				}
+			}
+			if len(f.Windows) == 0 && f.WindowOrderingImportant && f.Window != nil {
+				ws = append(ws, *f.Window)
+			}
+			for _, w := range ws {
 				if hatched == nil {
 					hatched = make([]bool, d*l)
 				}
-				for t := f.Window.Start; t <= f.Window.End; t++ {
+				for t := max(w.Start, 0); t <= w.End && t < l; t++ {
 					hatched[j*l+t] = true
 				}
 			}
