@@ -39,6 +39,13 @@ def _repository() -> "str | None":
     return ROOT
 
 
+def _will_build() -> bool:
+    """Whether the build hook builds the program (Go present, the
+    repository next to this directory, not switched off)."""
+    return os.environ.get("TEMPORA_BUILD_GO", "1") != "0" and shutil.which("go") is not None and \
+        _repository() is not None
+
+
 class BuildPyWithBinary(build_py):
     """build_py, then ``go build -o <build_lib>/tempora/bin/tempora
     ./cmd/tempora`` in the repository."""
@@ -63,11 +70,11 @@ class BuildPyWithBinary(build_py):
 
 
 class BinaryDistribution(Distribution):
-    """A distribution holding a platform binary: its wheel is tagged for
-    this platform, not as pure Python."""
+    """A distribution that holds a platform binary when the hook builds
+    one: its wheel is then tagged for this platform, not as pure Python."""
 
     def has_ext_modules(self) -> bool:
-        return True
+        return _will_build()
 
 
 setup(cmdclass={"build_py": BuildPyWithBinary}, distclass=BinaryDistribution)
