@@ -208,9 +208,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         (rows indexed by a MultiIndex ``(instance, time)``, one column per
         feature) or long (columns ``instance``, ``time`` (or ``timestep``),
         ``feature``, ``value``; or ``instance``, ``time`` and one column per
-        feature); its feature names come from the columns, instances and
-        times are taken in sorted order, and every instance needs every
-        time.
+        feature); its feature names come from the columns (in a long
+        frame's feature column: sorted, or in the order of a categorical's
+        categories), instances and times are taken in sorted order, and
+        every instance needs every time.
     y : array-like or pandas.Series
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are

@@ -135,9 +135,20 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
             if df.duplicated([INSTANCE, tcol, FEATURE]).any():
                 raise ValueError("X: the long DataFrame has more than one value for some (instance, %s, feature)"
                                  % tcol)
-            order = list(pd.unique(df[FEATURE]))
+            # The features in sorted order (a categorical column: its
+            # categories' order), whatever the order of the rows.
+            if isinstance(df[FEATURE].dtype, pd.CategoricalDtype):
+                order = [c for c in df[FEATURE].cat.categories if c in set(df[FEATURE])]
+            else:
+                order = _unique(df[FEATURE].to_numpy())
             wide = df.pivot(index=[INSTANCE, tcol], columns=FEATURE, values=VALUE)
             wide = wide[order]
+            holes = wide.isna().to_numpy() & ~np.asarray(df[VALUE].isna().any())
+            if holes.any():
+                i, j = np.argwhere(holes)[0]
+                raise ValueError("X: every instance needs a value of every feature at every time: %d of the %d "
+                                 "(instance, %s, feature) rows are missing, e.g. %r" % (
+                                     int(holes.sum()), holes.size, tcol, tuple(wide.index[i]) + (order[j],)))
         else:
             wide = df.set_index([INSTANCE, tcol])
     else:

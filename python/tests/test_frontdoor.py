@@ -162,8 +162,10 @@ class InputTest(unittest.TestCase):
         # A Series y is aligned by instance, whatever its order.
         ya, _ = _input.as_targets(y.iloc[::-1], "classification", m, ids)
         np.testing.assert_array_equal(ya, self.y01.astype(float))
-        with self.assertRaisesRegex(ValueError, r"^X: every instance needs a row at every time: 1 of"):
+        with self.assertRaisesRegex(ValueError, r"^X: every instance needs a value of every feature at every time: 1 of"):
             _input.as_data(long.iloc[1:])
+        with self.assertRaisesRegex(ValueError, r"^X: every instance needs a row at every time: 1 of"):
+            _input.as_data(cols.iloc[1:])
         with self.assertRaisesRegex(ValueError, r"^X: a DataFrame must be wide"):
             _input.as_data(pd.DataFrame({"a": [1.0]}))
         with self.assertRaisesRegex(ValueError, r"^feature_names: \['zz'\] are not columns of X"):
