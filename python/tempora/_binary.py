@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Deque, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Deque, List, Optional, Sequence, Union
 
 #: A path given as a string or an os.PathLike.
 StrPath = Union[str, "os.PathLike[str]"]
@@ -57,15 +57,20 @@ class StderrTail:
     """Reads a process's standard error on a thread, keeping the last lines
     and optionally copying them to sys.stderr."""
 
-    def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40) -> None:
+    def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40,
+                 on_line: Optional[Callable[[str], bool]] = None) -> None:
+        """on_line, if given, sees every line first; a line for which it
+        returns True is neither kept nor echoed (progress lines)."""
         self.lines: Deque[str] = collections.deque(maxlen=keep)
-        self._stream, self._echo = stream, echo
+        self._stream, self._echo, self._on_line = stream, echo, on_line
         self._thread = threading.Thread(target=self._run, name="tempora-stderr", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         for raw in iter(self._stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if self._on_line is not None and self._on_line(line):
+                continue
             self.lines.append(line)
             if self._echo:
                 try:

@@ -27,7 +27,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _input, _protocol
+from . import _input, _progress, _protocol
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -329,10 +329,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         the flags explain sets itself, then the options as flags. A flag
         on it may not be passed as an option."""
         args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
-                "-json", json_path]
+                "-json", json_path, "-progress=json"]
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
-        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd"}, "explain()")
+        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd", "quiet"}, "explain()")
 
     # Check the options before anything is written or started.
     command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None)
@@ -376,7 +376,15 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             with open(h_path, "w", encoding="utf-8") as f:
                 json.dump(hierarchy, f)
         args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
-        return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+        reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
+        try:
+            return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                        out_path, reporter)
+        except TemporaError as exc:
+            raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
+                                 h_path or "\0": "hierarchy", json_path: "the explanation"}) from exc.__cause__
+        finally:
+            reporter.close()
 
 
 def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
@@ -385,9 +393,25 @@ def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels:
     return _input.as_predict(factory(), task, layout, labels)
 
 
+def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
+    """exc with the temporary files of its message named by the argument
+    they hold (and -flag names by keywords), of the same class."""
+    msg = str(exc)
+    flags = {"X": "-data", "y": "-targets", "feature_names": "-feature-names", "hierarchy": "-hierarchy"}
+    for path, name in paths.items():
+        if name in flags:
+            msg = msg.replace("%s %s" % (flags[name], path), name).replace("%s=%s" % (flags[name], path), name)
+        msg = msg.replace(path, name)
+    for name, flag in flags.items():
+        msg = msg.replace(flag + " ", name + " ").replace(flag + ":", name + ":")
+    if msg == str(exc):
+        return exc
+    return type(exc)(msg)
+
+
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
-         out_path: str) -> Explanation:
+         out_path: str, reporter: Optional[_progress.Progress] = None) -> Explanation:
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None
@@ -402,7 +426,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
                                     pass_fds=fds)
         assert proc.stderr is not None
-        tail = StderrTail(proc.stderr, echo=verbose)
+        tail = StderrTail(proc.stderr, echo=verbose, on_line=reporter.line if reporter is not None else None)
         for c in conns:
             c.close_theirs()
         forked = ctx.get_start_method() == "fork" if ctx is not None else False

@@ -217,5 +217,54 @@ class OutputTest(unittest.TestCase):
         self.assertIn("important: a, c", h)
 
 
+class ProgressTest(unittest.TestCase):
+    """progress=True shows the program's progress lines (tqdm when
+    installed, else plain lines), progress=False nothing; the lines never
+    reach the error messages."""
+
+    def run_captured(self, **kw):
+        import contextlib
+        import io
+        X, y01, _ = labelled(200)
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            e = tempora.explain(_models.logistic, X, y01, task="classification", method="OCC", **kw)
+        return e, buf.getvalue()
+
+    def test_progress(self):
+        e, err = self.run_captured(progress=True)
+        self.assertNotIn('{"progress"', err)
+        # OCC's estimate is exact; the final report shows the whole count.
+        total = e.accounting.instance_evaluations
+        if importlib.util.find_spec("tqdm") is not None:
+            self.assertRegex(err, r"OCC: 100%%\|.* %.3gk/%.3gk " % (total / 1e3, total / 1e3))
+        else:
+            self.assertIn("OCC: done: ", err)
+        _, err = self.run_captured(progress=False)
+        self.assertEqual(err, "")
+
+    def test_progress_lines_without_tqdm(self):
+        from tempora import _progress
+        import contextlib
+        import io
+        p = _progress.Progress("TIME")
+        p._tqdm = None
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            self.assertTrue(p.line('{"progress":{"evals":250000,"total":1000000,"exact":false,"elapsed":10}}'))
+            self.assertFalse(p.line("tempora: TIME took 1s"))
+            self.assertFalse(p.line("tempora: warning: TIME will make up to 2G instance evaluations"))
+        self.assertEqual(buf.getvalue().splitlines(), [
+            "tempora: TIME: 250k of at most 1M instance evaluations (25.0%), 10s elapsed, 30s left at most",
+            "tempora: warning: TIME will make up to 2G instance evaluations"])
+
+    def test_errors_name_the_argument(self):
+        from tempora import _explain
+        exc = tempora.ModelError("explain: -data /tmp/tempora-x1/X.npy: bad; -targets /tmp/tempora-x1/y.npy: bad")
+        got = _explain._renamed(exc, {"/tmp/tempora-x1/X.npy": "X", "/tmp/tempora-x1/y.npy": "y"})
+        self.assertIsInstance(got, tempora.ModelError)
+        self.assertEqual(str(got), "explain: X: bad; y: bad")
+
+
 if __name__ == "__main__":
     unittest.main()
