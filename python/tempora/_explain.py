@@ -271,6 +271,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         numbers, switches as True or False, durations as seconds, a
         timedelta or Go duration text. sequential=False with
         permutations=50 gives the paper's fixed-P tests.
+        ``print(tempora.method_doc(method))`` documents them with their
+        types, defaults and ranges, from the program's own table.
 
     Returns
     -------

@@ -171,6 +171,16 @@ class InputTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"^feature_names: \['zz'\] are not columns of X"):
             _input.as_data(cols, feature_names=["zz"])
 
+    def test_method_doc_from_the_table(self):
+        table = tempora.method_table()
+        for m in table.methods:
+            doc = tempora.method_doc(m.name.lower())
+            self.assertTrue(doc.startswith(m.name + ": "), doc)
+            self.assertIn("Parameters\n----------\n", doc)
+            for p in table.params(m):
+                self.assertRegex(doc, r"\n%s : %s, default " % (p.keyword, {"int": "int", "float": "float", "bool": "bool",
+                                                                      "string": "str"}.get(p.kind, "float")))
+
 
 class OutputTest(unittest.TestCase):
     @classmethod
