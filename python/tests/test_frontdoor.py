@@ -11,7 +11,7 @@ import numpy as np
 
 import _models
 import tempora
-from tempora import _input
+from tempora import _help, _input
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -178,8 +178,7 @@ class InputTest(unittest.TestCase):
             self.assertTrue(doc.startswith(m.name + ": "), doc)
             self.assertIn("Parameters\n----------\n", doc)
             for p in table.params(m):
-                self.assertRegex(doc, r"\n%s : %s, default " % (p.keyword, {"int": "int", "float": "float", "bool": "bool",
-                                                                      "string": "str"}.get(p.kind, "float")))
+                self.assertIn("\n%s : %s, default " % (p.keyword, _help.PYTHON_TYPES[p.kind]), doc)
 
 
 class OutputTest(unittest.TestCase):
