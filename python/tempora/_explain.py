@@ -384,7 +384,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
                         out_path, reporter)
         except TemporaError as exc:
             raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
-                                 h_path or "\0": "hierarchy", json_path: "the explanation"}) from exc.__cause__
+                                 h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
         finally:
             reporter.close()
 
@@ -399,7 +399,7 @@ def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
     """exc with the temporary files of its message named by the argument
     they hold (and -flag names by keywords), of the same class."""
     msg = str(exc)
-    flags = {"X": "-data", "y": "-targets", "feature_names": "-feature-names", "hierarchy": "-hierarchy"}
+    flags = {"X": "-data", "y": "-targets", "feature_names": "-feature-names"}
     for path, name in paths.items():
         if name in flags:
             msg = msg.replace("%s %s" % (flags[name], path), name).replace("%s=%s" % (flags[name], path), name)
