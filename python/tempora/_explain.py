@@ -331,7 +331,9 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         the flags explain sets itself, then the options as flags. A flag
         on it may not be passed as an option."""
         args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
-                "-json", json_path, "-progress=json"]
+                "-json", json_path]
+        if table.flag("progress") is not None:  # a program older than progress reports has no -progress
+            args.append("-progress=json")
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
         return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd", "quiet"}, "explain()")
