@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python test-notebook test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference clean
+.PHONY: build test test-python test-notebook test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -95,9 +95,10 @@ fuzz:
 # bench runs the micro-benchmarks and a small fixed suite (table1 at paper
 # scale, 3 models), all in the Go benchmark format: out/bench.txt and
 # out/bench-table1.txt. Compare two runs or commits with benchstat, e.g.
-# benchstat old/bench.txt out/bench.txt, or benchstat -col /method
-# out/bench-table1.txt. BENCH_PKGS and BENCHFLAGS narrow the micro-benchmarks,
-# e.g. make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
+# benchstat old/bench.txt out/bench.txt; for the suite's file see
+# docs/records.md, "Benchmark lines" (it needs -ignore /model). BENCH_PKGS
+# and BENCHFLAGS narrow the micro-benchmarks, e.g.
+# make bench-micro BENCH_PKGS=./explain/ BENCHFLAGS=-benchtime=1x.
 BENCH_PKGS ?= ./...
 BENCHFLAGS ?=
 
@@ -121,7 +122,7 @@ bench-suite: build
 # scale (100 models each); run table-s2 on more cores or in shards (tempora
 # export). paper-table1 runs Table 1 / S1 alone. Expected times: tempora run
 # -list (or README.md).
-SUITES := table1 table-s2 testsize-regression testsize-classification
+SUITES := table1 table-s2 testsize-regression testsize-classification correlated
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -153,6 +154,34 @@ reference:
 	rm -rf results/reference/quick
 	mkdir -p results/reference
 	cp -r $(OUT)/quick/report results/reference/quick
+
+# correlated-reference runs the correlated suite (issue 21; docs/decisions.md,
+# decision 15) at quick scale and with its 20 models (about 2 minutes) and
+# refreshes results/reference/correlated/quick and .../20models.
+correlated-reference: build
+	rm -rf $(OUT)/correlated-quick $(OUT)/correlated-20models
+	./$(BIN) run -suite correlated -quick -out $(OUT)/correlated-quick
+	./$(BIN) report -in $(OUT)/correlated-quick -out $(OUT)/correlated-quick/report
+	./$(BIN) run -suite correlated -out $(OUT)/correlated-20models
+	./$(BIN) report -in $(OUT)/correlated-20models -out $(OUT)/correlated-20models/report
+	rm -rf results/reference/correlated
+	mkdir -p results/reference/correlated
+	cp -r $(OUT)/correlated-quick/report results/reference/correlated/quick
+	cp -r $(OUT)/correlated-20models/report results/reference/correlated/20models
+
+# local-quick runs suite local (per-instance attributions against
+# per-instance truth) at quick scale into out/local-quick, about a minute on
+# 2 cores; local-reference refreshes its committed report,
+# results/reference/local.
+local-quick: build
+	./$(BIN) run -suite local -quick -out $(OUT)/local-quick
+	./$(BIN) report -in $(OUT)/local-quick -out $(OUT)/local-quick/report
+
+local-reference: local-quick
+	rm -rf results/reference/local
+	mkdir -p results/reference
+	cp -r $(OUT)/local-quick/report results/reference/local
+	cp $(OUT)/local-quick/bench.txt results/reference/local/bench.txt
 
 # demo synthesises a Table-1-style classification problem (1000 instances,
 # 10 features, 20 timesteps, half of the features relevant) into out/demo
@@ -196,7 +225,7 @@ learned: build learned-plot
 
 test-learned: build
 	@if $(LEARNED_TORCH); then \
-		cd examples/pytorch && $(LEARNED_ENV) $(LEARNED_PY) -m unittest -v test_learned; \
+		cd examples/pytorch && $(LEARNED_ENV) $(LEARNED_PY) -m unittest -v test_learned test_integrated_gradients; \
 	else \
 		echo "test-learned: skipped: python3-numpy or python3-torch is not installed (apt-get install python3-torch)"; \
 	fi

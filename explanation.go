@@ -43,6 +43,10 @@ func (w Window) Contains(t int) bool { return t >= w.Start && t <= w.End }
 type Explanation struct {
 	// Method names the explainer, e.g. "TIME" or "SAGE-m".
 	Method string
+	// Test names the kind of permutation test run when it is not the
+	// default marginal one: "conditional" for TIME's conditional tests
+	// (explain.TIME.Conditional); empty otherwise.
+	Test string
 	// D and L are the number of features and timesteps explained.
 	D, L int
 	// Cells holds D*L scores in row-major order: Cells[j*L+t] is the score of

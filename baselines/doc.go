@@ -4,9 +4,10 @@
 // filtering (PERM, PERM-f), and two model-agnostic temporal attributions
 // the field compares with: sliding-window occlusion (OCC) and KernelSHAP
 // over temporal coalitions in the manner of TimeSHAP. Each is a value
-// config that satisfies tempora.Explainer; the zero value of a paper
-// baseline is the configuration the paper ran, and that of OCC and
-// TimeSHAP is their defining papers' configuration.
+// config that satisfies tempora.Explainer. The zero values of LIME and
+// SAGE are the configurations the paper ran; PERM's runs sequential tests,
+// and PERM with Fixed set is the paper's; those of OCC and TimeSHAP are
+// their defining papers' configurations.
 //
 // # The unrolled table
 //
@@ -16,8 +17,8 @@
 // reshaping is needed. Each method returns a D × L matrix of cell scores
 // (Explanation.Cells, entry j·L+t), a per-feature summary in
 // Explanation.Features[j].Score (the mean |score| over the feature's
-// non-zero cells, |score| > 1e−10), and the accounting of model calls,
-// instance evaluations and runtime.
+// non-zero cells, |score| ≥ method.NearZero), and the accounting of model
+// calls, instance evaluations and runtime.
 //
 // # Methods
 //
@@ -38,10 +39,11 @@
 // means and zeros. A run can be capped by permutations or wall time; a
 // capped run is marked Incomplete and warns.
 //
-// PERM runs one across-instance permutation test per cell (P = 50) with the
-// permutation-test engine of package explain, and scores each cell by its
-// effect size, the mean loss increase. PERM-f keeps only the cells that are
-// significant under Benjamini–Hochberg at 0.1 over all D·L cells; the
+// PERM runs one across-instance permutation test per cell (sequential by
+// default, the paper's P = 50 with Fixed) with the permutation-test engine
+// of package explain, and scores each cell by its effect size, the mean
+// loss increase. PERM-f keeps only the cells that are significant under
+// Benjamini–Hochberg at Alpha (DefaultPERMAlpha) over all D·L cells; the
 // p-values are in PermResult.
 //
 // Occlusion replaces a window of one feature (width and stride in

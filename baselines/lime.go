@@ -183,6 +183,26 @@ func (c LIME) checkMemory(s *limeSetup) error {
 
 // Explain implements tempora.Explainer. The method name is "LIME".
 func (c LIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	r, err := c.Attribute(ctx, m, data)
+	if err != nil {
+		return nil, err
+	}
+	return r.Explanation, nil
+}
+
+// LIMEResult is a LIME run with its per-instance attributions.
+type LIMEResult struct {
+	// Explanation holds the global cell scores (method "LIME").
+	Explanation *tempora.Explanation
+	// Local holds the surrogate weights of the explained instances (the
+	// first Instances of the data), n × D × L: each instance's local
+	// attributions.
+	Local *tempora.Tensor
+}
+
+// Attribute runs LIME and returns the global explanation and the
+// per-instance surrogate weights.
+func (c LIME) Attribute(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*LIMEResult, error) {
 	start := time.Now()
 	weights, cm, err := c.localWeights(ctx, m, data)
 	if err != nil {
@@ -205,7 +225,7 @@ func (c LIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	summarise(e)
 	cm.account(&e.Accounting)
 	e.Accounting.Runtime = time.Since(start)
-	return e, nil
+	return &LIMEResult{Explanation: e, Local: &tempora.Tensor{M: n, D: data.X.D, L: data.X.L, Data: weights}}, nil
 }
 
 // localWeights returns the surrogate weights of the explained instances,

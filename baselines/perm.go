@@ -27,19 +27,20 @@ const (
 // across-instance permutation test, and its score is the effect size, the
 // mean perturbed loss minus the baseline loss. Its p-value is the empirical
 // p-value of the test; Benjamini–Hochberg at Alpha over all D·L cells marks
-// the significant cells. The zero value is the paper's PERM.
+// the significant cells.
 //
 // With Filter set (PERM-f), a cell keeps its score only if it is
 // significant; the others score 0.
 //
-// The zero value runs sequential tests (explain.SequentialStop: a cell's
-// test stops as soon as it can no longer be significant, or after 10 draws
-// not worse than the baseline) with the cap explain.MinPermutations(D·L,
-// Alpha), the smallest at which a single cell can pass BH over the D·L
-// cells (1999 for 200 cells at α = 0.1). A null cell then costs a few
-// dozen draws, while a significant one runs to the cap. With Fixed set
-// every cell makes exactly Permutations draws (50 by default), the paper's
-// PERM: its smallest p-value is 1/(P+1), so BH can reject anything only
+// The zero value runs sequential tests with explain's p-value rule
+// (explain.SequentialStop: a cell's test stops as soon as it can no longer
+// be significant, or after explain.StopHits draws not worse than the
+// baseline) with the cap explain.MinPermutations(D·L, Alpha), the smallest
+// at which a single cell can pass BH over the D·L cells (1999 for 200
+// cells at α = 0.1). A null cell then costs a few dozen draws, while a
+// significant one runs to the cap. The paper's PERM is Fixed set with
+// Permutations 0: every cell makes exactly DefaultPERMPermutations (50)
+// draws. Its smallest p-value is 1/(P+1), so BH can reject anything only
 // when at least m/((P+1)·α) of the m cells reach it, about 40 of 200 cells
 // at P = 50, which is why the paper's PERM-f has little power on wide
 // tables; PERM-f's explanation then carries a warning.

@@ -81,6 +81,7 @@ func TestQuickDefaults(t *testing.T) {
 var zeroMeans = map[string]any{
 	"explain.TIME.Alpha":         explain.DefaultAlpha,
 	"explain.TIME.Gamma":         explain.DefaultGamma,
+	"explain.TIME.MaxDraws":      int64(explain.DefaultMaxDraws),
 	"baselines.LIME.Samples":     baselines.DefaultLIMESamples,
 	"baselines.PERM.Alpha":       baselines.DefaultPERMAlpha,
 	"baselines.Occlusion.Width":  baselines.DefaultOcclusionWidth,

@@ -28,6 +28,17 @@ var (
 	timeGamma = method.Spec[float64]{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end",
 		Default: explain.DefaultGamma, Range: "(0, 1)"}
 	timeHierarchy = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
+	familyStop    = method.Spec[bool]{Name: "family-stop",
+		Doc:     "with sequential tests, stop each test once its Benjamini–Hochberg decision in its family is settled, using anytime-valid p-values (false: Besag–Clifford's sequential tests)",
+		Default: true}
+	drawLimit = method.Spec[int]{Name: "draw-limit",
+		Doc:     "refuse a run whose worst case (every test to its cap) exceeds this many draws, before the model is called (0: no limit)",
+		Default: explain.DefaultMaxDraws, Range: "[0, inf)"}
+	copyMemory = method.Spec[int]{Name: "copy-memory",
+		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: a quarter of the memory limit; results are the same)",
+		Range: "[0, inf)"}
+	timeConditional = method.Spec[bool]{Name: "conditional",
+		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model read it)"}
 )
 
 // timeMethod is TIME (package explain).
@@ -35,12 +46,17 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, timeAlpha, timeGamma, timeHierarchy),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeConditional, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
-				Seed: c.Seed, Workers: c.Workers,
+				Seed: c.Seed, Workers: c.Workers, Conditional: timeConditional.Get(c.Values),
+				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(drawLimit.Get(c.Values)),
+				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
+			}
+			if t.MaxDraws == 0 {
+				t.MaxDraws = -1 // no limit
 			}
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)

@@ -30,6 +30,18 @@ next to TIME. M is a method name (a letter, then letters, digits, '-', '_'
 or '.'); a name of a known method takes its canonical spelling and its
 scoring rule.
 
+With -attributions (a NumPy .npy file of per-instance attributions,
+instances × D × L, for the problem's first instances; with -problems its
+name in each problem directory) it adds the per-instance metrics: each
+instance's attributions against the cells that move that instance's output
+(synth's per-instance truth), averaged over instances. Without -scores the
+cell scores are then the attributions' mean magnitude over instances.
+
+Every evaluation adds the threshold-free metrics: AUROC and AUPRC of the
+cell scores against the true cells (timestep-auroc, timestep-auprc) and of
+the feature scores against the relevant features (feature-auroc,
+feature-auprc); see docs/records.md.
+
 Scores are taken by magnitude; magnitudes below 1e-10 count as zero; a
 feature's score is the mean of its non-zero cells. -mode top-n (the baselines'
 rule) selects the n highest scores with n = min(#true, #non-zero), ties to the
@@ -47,7 +59,8 @@ func (p *program) evaluate(_ context.Context, args []string, stdout, _ io.Writer
 	fs := newFlagSet("evaluate", evaluateHelp, stdout)
 	problem := fs.String("problem", "", "synthetic problem `directory` holding truth.json")
 	problems := fs.String("problems", "", "`directory` of a suite's problems written by tempora problems")
-	scores := fs.String("scores", "", "score `file` (with -problems: its name in each problem directory) (required)")
+	scores := fs.String("scores", "", "score `file` (with -problems: its name in each problem directory)")
+	attributions := fs.String("attributions", "", "per-instance attributions, a .npy `file` (with -problems: its name in each problem directory)")
 	name := fs.String("method", "", "method `name` of the scores (required with -problems)")
 	modeFlag := fs.String("mode", "", "selection `mode`: top-n or all-non-zero (default: the method's, else top-n)")
 	out := fs.String("out", "", "with -problems: the run `directory` to write records into")
@@ -61,8 +74,8 @@ func (p *program) evaluate(_ context.Context, args []string, stdout, _ io.Writer
 	switch {
 	case (*problem == "") == (*problems == ""):
 		return usageErrorf("evaluate: want exactly one of -problem and -problems (see tempora evaluate -h)")
-	case *scores == "":
-		return usageErrorf("evaluate: -scores is required (see tempora evaluate -h)")
+	case *scores == "" && *attributions == "":
+		return usageErrorf("evaluate: -scores or -attributions is required (see tempora evaluate -h)")
 	case *problems != "" && (*name == "" || *out == ""):
 		return usageErrorf("evaluate: -problems needs -method NAME and -out DIR (see tempora evaluate -h)")
 	case *problem != "" && *out != "":
@@ -91,14 +104,14 @@ func (p *program) evaluate(_ context.Context, args []string, stdout, _ io.Writer
 	}
 	if *problems != "" {
 		n, err := experiments.EvaluateProblems(experiments.EvaluateOptions{
-			Problems: *problems, Scores: *scores, Method: canon, Mode: mode, Tests: tests, Out: *out})
+			Problems: *problems, Scores: *scores, Attributions: *attributions, Method: canon, Mode: mode, Tests: tests, Out: *out})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %d records of %s to %s\n", n, canon, *out)
 		return nil
 	}
-	rec, err := experiments.EvaluateFile(*problem, *scores, mode, tests)
+	rec, err := experiments.EvaluateFiles(*problem, *scores, *attributions, mode, tests)
 	if err != nil {
 		return err
 	}

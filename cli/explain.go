@@ -146,6 +146,9 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	if p.parseOnly {
 		return nil
 	}
+	if err := f.checkOutputs(); err != nil {
+		return err
+	}
 
 	// Load the model and data.
 	var (

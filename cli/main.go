@@ -48,9 +48,23 @@
 //	tempora: run: interrupted by SIGTERM; finished records are kept, rerun the same command to resume
 //
 // and exits with status 128 + the signal's number, as a shell reports a
-// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A second
-// signal ends tempora at once, like kill -9, which loses at most the records
-// in flight.
+// process killed by that signal: 130 for SIGINT, 143 for SIGTERM. A command
+// that does not stop within 1.5 s (blocked in a system call no cancellation
+// reaches, such as opening a named pipe without a writer) is ended then,
+// with a line saying so before the same last line and status; one that
+// finishes its work after the signal still exits with that status, as its
+// output may be incomplete. A second signal ends tempora at once, like kill
+// -9, which loses at most the records in flight.
+//
+// # Output files
+//
+// Output files are written atomically (a temporary file in the same
+// directory, renamed into place) with mode 0666 less the umask, as careful
+// Unix tools create files. A command refuses an output file that is one of
+// its input files under any name (os.SameFile), as cp refuses to copy a
+// file onto itself: "tempora explain -data x.npy -json x.npy" fails before
+// any work. Files of run and problem directories must be regular files
+// (docs/records.md).
 //
 // # Your own method
 //
@@ -103,7 +117,14 @@ func Main(methods ...method.Method) {
 		p.exe = exe
 	}
 	ctx, stop := notifyInterrupt(context.Background())
+	done := make(chan struct{})
+	go watchInterrupt(ctx, commandName(os.Args[1:]), done)
 	err = p.runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	exitMu.Lock() // the watchdog (interrupt.go) no longer exits
+	close(done)
+	if sig, ok := interruptedAnyway(ctx); ok && err == nil {
+		err = commandErr(commandName(os.Args[1:]), sig)
+	}
 	stop()
 	if err != nil {
 		var sig interruptError
@@ -240,6 +261,7 @@ func init() {
 		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
 			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},
 		{"merge", "-out DIR RUN_DIR...", "merge runs of one suite's problems (shards, other methods)", (*program).merge},
+		{"rehash", "RUN_DIR... | RECORD...", "accept records changed on purpose: give them checksums of their content", (*program).rehash},
 		{"export", "-suite NAME -shards N -out DIR [run flags] condor|slurm", "write HTCondor or Slurm jobs for a sharded run", (*program).export},
 		{"problems", "-suite NAME [-grid SPEC] [-models N] [-quick] [-seed S] -out DIR", "write a suite's problems for an outside tool", (*program).problems},
 		{"evaluate", "(-problem DIR -scores FILE | -problems DIR -scores NAME -method M -out DIR) [-mode MODE]",

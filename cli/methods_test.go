@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/baselines"
 	"github.com/tempora-dev/tempora/method"
 )
 
@@ -152,24 +150,6 @@ func TestParamUsagePerMethod(t *testing.T) {
 		want := "TIME, TIME-n: " + timeDoc + "; PERM, PERM-f: " + permDoc + "; X: X's own alpha (`float` parameter of TIME, TIME-n, PERM, PERM-f, X)"
 		if got != want {
 			t.Errorf("-alpha usage:\n%s\nwant\n%s", got, want)
-		}
-	}
-}
-
-// TestDecisionsSAGECap checks the SAGE cap that docs/decisions.md states
-// (twice) against baselines.SAGEMaxPermutations.
-func TestDecisionsSAGECap(t *testing.T) {
-	doc, err := os.ReadFile("../docs/decisions.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := strconv.Itoa(baselines.SAGEMaxPermutations)
-	for i := len(n) - 3; i > 0; i -= 3 {
-		n = n[:i] + "," + n[i:]
-	}
-	for _, want := range []string{"(`baselines.SAGEMaxPermutations` = " + n + ")", "SAGE's default permutation cap (" + n + ")"} {
-		if !bytes.Contains(doc, []byte(want)) {
-			t.Errorf("docs/decisions.md does not state %s", want)
 		}
 	}
 }

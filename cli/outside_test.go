@@ -171,30 +171,35 @@ func TestOutsideScores(t *testing.T) {
 }
 
 // TestPythonScorer runs examples/python/score_problems.py on a suite's
-// problems, with this test binary as its "tempora serve", and reports its
-// records beside TIME's. It needs Debian's /usr/bin/python3 with NumPy (the
-// script uses the tempora package of python/).
+// problems, with this test binary as its tempora, and checks its records
+// and the report beside TIME's. It needs Debian's /usr/bin/python3 with
+// NumPy and pandas (the script uses the tempora package of python/).
 func TestPythonScorer(t *testing.T) {
 	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("needs %s with NumPy (apt-get install python3-numpy): %v", python, err)
+	if err := exec.Command(python, "-c", "import numpy, pandas").Run(); err != nil {
+		t.Skipf("needs %s with NumPy and pandas (apt-get install python3-numpy python3-pandas): %v", python, err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	probs, ext, run := filepath.Join(root, "problems"), filepath.Join(root, "ext"), filepath.Join(root, "run")
-	mustRun(t, append(append([]string{"problems"}, tinyProblems...), "-out", probs)...)
-	cmd := exec.Command(python, filepath.Join("..", "examples", "python", "score_problems.py"), probs, "--tempora", exe)
+	cmd := exec.Command(python, filepath.Join("..", "examples", "python", "score_problems.py"),
+		"--suite", "grid", "--grid", tinyProblems[3], "--models", "2", "--compare", "TIME", "--dir", root, "--tempora", exe)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.Output()
+	if err != nil {
 		t.Fatalf("score_problems.py: %v\n%s", err, out)
 	}
-	mustRun(t, "evaluate", "-problems", probs, "-scores", "ext.json", "-method", "ext", "-out", ext)
-	recs, err := experiments.ReadRecords(ext)
+	if !strings.Contains(string(out), "ext") || !strings.Contains(string(out), "TIME") || !strings.Contains(string(out), "timestep-auprc_se") {
+		t.Errorf("score_problems.py printed no ext and TIME rows with standard errors:\n%s", out)
+	}
+	recs, err := experiments.ReadRecords(filepath.Join(root, "runs", "ext"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Errorf("%d records of ext, want 4 (2 settings × 2 models)", len(recs))
 	}
 	for _, r := range recs {
 		// Mean occlusion makes one model call per cell plus one, on all 60
@@ -203,10 +208,7 @@ func TestPythonScorer(t *testing.T) {
 			t.Errorf("%s: accounting %d calls, %d evaluations, %v s", r.Key(), r.ModelCalls, r.InstanceEvals, r.RuntimeSeconds)
 		}
 	}
-	mustRun(t, append(append([]string{"run"}, tinyProblems...), "-methods", "TIME", "-out", run)...)
-	report := filepath.Join(root, "report")
-	mustRun(t, "report", "-in", ext+","+run, "-out", report)
-	table, _ := os.ReadFile(filepath.Join(report, "tables", "suite-grid.md"))
+	table, _ := os.ReadFile(filepath.Join(root, "report", "tables", "suite-grid.md"))
 	if !strings.Contains(string(table), "| ext |") || !strings.Contains(string(table), "| TIME |") {
 		t.Errorf("suite-grid.md lacks the ext or TIME rows:\n%s", table)
 	}

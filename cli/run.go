@@ -100,7 +100,7 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	err = experiments.Run(ctx, opts)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("run: %s; finished records are kept, rerun the same command to resume", interruption(ctx))
+		return fmt.Errorf("run: %s; %s", interruption(ctx), resumeHint)
 	}
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	noise := fs.String("noise", "0", "noise multiplier β of the irrelevant features: a number ≥ 0, or auto (R² 0.9 for regression, accuracy 0.9 for classification, as in the paper)")
 	seed := fs.Uint64("seed", 0, "generation seed")
 	windowIndependent := fs.Bool("window-independent", false, "draw each feature's sequence from one process that ignores its window")
+	aggregator := fs.String("aggregator", "", "every feature's `aggregator` (max, average, monotonic_weighted_sum or random_weighted_sum) in place of one drawn per feature; max gives per-instance truths (argmax timesteps) that differ from the windows")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -45,6 +46,13 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 		return usageErrorf("synth: unexpected argument %q (see tempora synth -h)", fs.Arg(0))
 	}
 	cfg, err := synthConfig(*out, *instances, *features, *timesteps, *relevant, *task, *noise, *windowIndependent)
+	if err == nil && *aggregator != "" {
+		a := new(synth.Aggregator)
+		if err = a.UnmarshalText([]byte(*aggregator)); err != nil {
+			err = usageErrorf("synth: -aggregator %q: want max, average, monotonic_weighted_sum or random_weighted_sum", *aggregator)
+		}
+		cfg.Aggregator = a
+	}
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,10 @@
 // instances are analysed, docs/decisions.md, decision 10), and grid, any
 // sweep around the Table 1 problem over problem parameters (ProblemParams)
 // and method parameters (e.g. "noise=0,0.5,1;gamma=0.95,0.99"; a method
-// parameter analyses the same problems with every method run that has it).
+// parameter analyses the same problems with every method run that has it),
+// and local, per-instance attributions against per-instance truth on worlds
+// whose features are all window maxima (Setting.Local: every method gets
+// the per-instance metrics, a global one through its cell scores).
 // Each suite runs at paper scale or, with Options.Quick, at a quick scale
 // meant for smoke tests, where methods also take their parameters'
 // quick-scale defaults (method.Param.Quick).
@@ -28,9 +31,11 @@
 // Options.Extra, matched without
 // regard to case and recorded under their canonical names. A method made
 // From another shares its run (TIME-n is TIME scored top-n, PERM-f filters
-// PERM). Every explainer runs through method.Measure, which counts model
-// calls and instance evaluations and times the run, whatever the explainer
-// reports itself.
+// PERM). Every explainer runs through Attribute, which, as method.Measure,
+// counts model calls and instance evaluations and times the run, whatever
+// the explainer reports itself, and keeps the per-instance attributions of
+// the explainers that have them (OCC, TimeSHAP, LIME) for the per-instance
+// metrics.
 //
 // # Seeds
 //

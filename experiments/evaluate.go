@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
@@ -24,7 +26,7 @@ import (
 // by synth (its truth.json), without loading the data.
 func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 	path := filepath.Join(dir, synth.TruthFile)
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a truth file")
 	if err != nil {
 		return nil, 0, fmt.Errorf("experiments: %w", err)
 	}
@@ -75,7 +77,7 @@ func ReadTruth(dir string) (tr *record.Truth, l int, err error) {
 // rows are errors. The explanation's feature results are filled from the
 // cells (method.FeatureScores) when the file has none.
 func ReadScores(path string) (*tempora.Explanation, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.RecordLimit, "a score file")
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
@@ -214,13 +216,78 @@ func HasTests(e *tempora.Explanation) bool {
 // the given mode, and the per-feature metrics when tests is set or the
 // file is an explanation with test outcomes (HasTests).
 func EvaluateFile(dir, path string, mode method.Mode, tests bool) (*record.Record, error) {
+	return EvaluateFiles(dir, path, "", mode, tests)
+}
+
+// ReadAttributions reads per-instance attributions, a NumPy .npy array of
+// n instances × D features × L timesteps for the first n instances of a
+// problem's data (any n from 1 to the data's instances).
+func ReadAttributions(path string) (*tempora.Tensor, error) {
+	a, err := dataio.ReadTensorNPY(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: attributions: %w", err)
+	}
+	if a.M < 1 {
+		return nil, fmt.Errorf("experiments: %s holds no instance's attributions", path)
+	}
+	return a, nil
+}
+
+// GlobalCells returns the cell scores of per-instance attributions: each
+// cell's mean magnitude over the instances (as OCC and TimeSHAP make
+// theirs), as an explanation named "attributions".
+func GlobalCells(a *tempora.Tensor) *tempora.Explanation {
+	p := a.D * a.L
+	e := &tempora.Explanation{Method: "attributions", D: a.D, L: a.L, Cells: make([]float64, p)}
+	for i := range a.M {
+		for k, v := range a.Data[i*p : (i+1)*p] {
+			e.Cells[k] += math.Abs(v)
+		}
+	}
+	for k := range e.Cells {
+		e.Cells[k] /= float64(a.M)
+	}
+	e.Features = make([]tempora.FeatureResult, e.D)
+	for j := range e.Features {
+		e.Features[j] = tempora.NewFeatureResult(j, strconv.Itoa(j))
+	}
+	method.FeatureScores(e)
+	return e
+}
+
+// EvaluateFiles is EvaluateFile with per-instance attributions: when
+// attributions is not empty it names a .npy file (ReadAttributions) whose
+// per-instance metrics against the per-instance truth of the problem in
+// dir (synth.Model.InstanceTruth; the directory must hold the problem's
+// model and data, as tempora synth and tempora problems write them) are
+// added to the record (InstanceScores). scores may then be empty: the cell
+// scores are the attributions' GlobalCells.
+func EvaluateFiles(dir, scores, attributions string, mode method.Mode, tests bool) (*record.Record, error) {
+	if scores == "" && attributions == "" {
+		return nil, fmt.Errorf("experiments: nothing to evaluate (no scores and no attributions)")
+	}
 	tr, l, err := ReadTruth(dir)
 	if err != nil {
 		return nil, err
 	}
-	e, err := ReadScores(path)
-	if err != nil {
-		return nil, err
+	var local *tempora.Tensor
+	if attributions != "" {
+		if local, err = ReadAttributions(attributions); err != nil {
+			return nil, err
+		}
+		if local.D != len(tr.Relevant) || local.L != l {
+			return nil, fmt.Errorf("experiments: %s has %d × %d × %d attributions, the problem in %s has %d features × %d timesteps",
+				attributions, local.M, local.D, local.L, dir, len(tr.Relevant), l)
+		}
+	}
+	var e *tempora.Explanation
+	path := scores
+	if scores != "" {
+		if e, err = ReadScores(scores); err != nil {
+			return nil, err
+		}
+	} else {
+		e, path = GlobalCells(local), attributions
 	}
 	if e.D != len(tr.Relevant) || e.L != l {
 		return nil, fmt.Errorf("experiments: %s has %d × %d scores, the problem in %s has %d features × %d timesteps",
@@ -229,7 +296,23 @@ func EvaluateFile(dir, path string, mode method.Mode, tests bool) (*record.Recor
 	if tests && !HasTests(e) {
 		return nil, fmt.Errorf("experiments: %s holds scores only, but the method is scored on per-feature test outcomes (an explanation with p-values and windows)", path)
 	}
-	return Score(tr, e, mode, tests || HasTests(e))
+	rec, err := Score(tr, e, mode, tests || HasTests(e))
+	if err != nil || local == nil {
+		return rec, err
+	}
+	p, err := synth.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: per-instance truth: %w", err)
+	}
+	if local.M > p.Data.X.M {
+		return nil, fmt.Errorf("experiments: %s has attributions of %d instances, the problem in %s has %d", attributions, local.M, dir, p.Data.X.M)
+	}
+	ms, err := InstanceScores(p.Model, p.Data, nil, local)
+	if err != nil {
+		return nil, err
+	}
+	rec.Metrics = append(rec.Metrics, ms...)
+	return rec, nil
 }
 
 // EvaluateOptions configure EvaluateProblems.
@@ -237,8 +320,10 @@ type EvaluateOptions struct {
 	// Problems is a directory written by WriteProblems.
 	Problems string
 	// Scores is the name of the score file (see ReadScores) in each
-	// problem's directory.
-	Scores string
+	// problem's directory; Attributions, if not empty, the name of its
+	// per-instance attributions (see EvaluateFiles). One of them must be
+	// set.
+	Scores, Attributions string
 	// Method is the method name of the records.
 	Method string
 	// Mode and Tests say how to score, as for EvaluateFile.
@@ -259,8 +344,8 @@ type EvaluateOptions struct {
 // number of records written. An output directory holding a run of other
 // problems is refused.
 func EvaluateProblems(o EvaluateOptions) (int, error) {
-	if o.Out == "" || o.Problems == "" || o.Scores == "" {
-		return 0, fmt.Errorf("experiments: EvaluateProblems needs Problems, Scores and Out")
+	if o.Out == "" || o.Problems == "" || (o.Scores == "" && o.Attributions == "") {
+		return 0, fmt.Errorf("experiments: EvaluateProblems needs Problems, Scores or Attributions, and Out")
 	}
 	if err := method.CheckName(o.Method); err != nil {
 		return 0, fmt.Errorf("experiments: %w", err)
@@ -285,12 +370,22 @@ func EvaluateProblems(o EvaluateOptions) (int, error) {
 	var recs []*record.Record
 	for _, e := range idx.Problems {
 		dir := filepath.Join(o.Problems, filepath.FromSlash(e.Dir))
-		rec, err := EvaluateFile(dir, filepath.Join(dir, o.Scores), o.Mode, o.Tests)
+		var scores, attributions string
+		if o.Scores != "" {
+			scores = filepath.Join(dir, o.Scores)
+		}
+		if o.Attributions != "" {
+			attributions = filepath.Join(dir, o.Attributions)
+		}
+		rec, err := EvaluateFiles(dir, scores, attributions, o.Mode, o.Tests)
 		if err != nil {
 			return 0, err
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = idx.Suite, e.Params, e.Model, e.Seed, o.Method
 		rec.Explanation.Method = o.Method
+		if err := rec.Validate(); err != nil { // refused before anything is written
+			return 0, err
+		}
 		recs = append(recs, rec)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

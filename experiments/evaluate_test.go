@@ -40,6 +40,11 @@ func TestEvaluateFile(t *testing.T) {
 	detection := map[string]float64{
 		"feature-power": 0.5, "feature-fdr": 0.5, "timestep-power": 0.5, "timestep-fdr": 0.5,
 		"feature-power-all": 1, "feature-fdr-all": 1.0 / 3, "timestep-power-all": 1, "timestep-fdr-all": 1.0 / 3,
+		// Feature scores 0.8, 0.55, 0.2 against truth {0, 2}: one of the two
+		// (true, false) pairs is ordered, AP = ½·1 + ½·⅔. Cells: the true
+		// 0.8, 0.8, 0.2, 0.2 against the false 0.9, 0.2 and six zeros:
+		// (2·7 + 2·6.5)/32 ordered pairs; AP = ½·⅔ + ½·4/6.
+		"feature-auroc": 0.5, "feature-auprc": 5.0 / 6, "timestep-auroc": 27.0 / 32, "timestep-auprc": 2.0 / 3,
 	}
 	for _, f := range []string{"scores.csv", "scores.json"} {
 		rec, err := EvaluateFile("testdata/problem", filepath.Join("testdata", f), method.TopN, false)
@@ -68,6 +73,10 @@ func TestEvaluateFile(t *testing.T) {
 		"ordering-power": 0.5, "ordering-fdr": 0,
 		"window-ordering-power": 1, "window-ordering-fdr": 1,
 		"avg-window-power": 1, "avg-window-fdr": 1.0 / 3,
+		// Feature scores 0.8, 0.5, 0 against truth {0, 2}; cells: the true
+		// 0.8, 0.8, 0, 0 against the false 0.8, 0.5 and six zeros:
+		// (2·7.5 + 2·3)/32 ordered pairs, AP = ½·⅔ + ½·4/12.
+		"feature-auroc": 0.5, "feature-auprc": 5.0 / 6, "timestep-auroc": 21.0 / 32, "timestep-auprc": 0.5,
 	})
 }
 

@@ -3,10 +3,10 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Manifest is the description of a run stored in Out/manifest.json, so that
@@ -38,7 +38,7 @@ func (m *Manifest) sameProblems(n *Manifest) bool {
 
 // ReadManifest reads dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	b, err := safefile.ReadFile(filepath.Join(dir, "manifest.json"), safefile.ManifestLimit, "a manifest")
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +48,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("experiments: %s: format %q, want %q", filepath.Join(dir, "manifest.json"), m.Format, ManifestFormat)
+	}
+	if err := m.check(filepath.Join(dir, "manifest.json")); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

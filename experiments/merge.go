@@ -12,6 +12,7 @@ import (
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -91,9 +92,10 @@ func Merge(out string, dirs []string) (err error) {
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(clean)+".merge-*")
 	if err != nil {
-		return fmt.Errorf("experiments: merge output: %w", err)
+		return fmt.Errorf("experiments: merge output %s: creating a directory in %s: %w", out, parent, errors.Unwrap(err))
 	}
 	defer os.RemoveAll(tmp)
+	defer func() { err = hideTemp(err, tmp, clean) }()
 	missing, err := buildMerge(tmp, sources, &m)
 	if err != nil {
 		return err
@@ -227,7 +229,7 @@ func copyRecords(dst string, sources []string) error {
 				}
 				return err
 			}
-			if de.IsDir() || strings.HasPrefix(de.Name(), ".") || !strings.HasSuffix(de.Name(), ".json") {
+			if !record.IsRecordFile(de) {
 				return nil
 			}
 			rel, _ := filepath.Rel(src, p)
@@ -238,13 +240,13 @@ func copyRecords(dst string, sources []string) error {
 			if want := filepath.ToSlash(rel); want != r.Key()+".json" {
 				return fmt.Errorf("experiments: merge input %s: record file %s holds the record %s", d, want, r.Key())
 			}
-			b, err := os.ReadFile(p)
+			b, err := safefile.ReadFile(p, safefile.RecordLimit, "a record")
 			if err != nil {
 				return err
 			}
 			target := filepath.Join(dst, rel)
 			if prev, ok := from[rel]; ok {
-				old, err := os.ReadFile(target)
+				old, err := safefile.ReadFile(target, safefile.RecordLimit, "a record")
 				if err != nil {
 					return err
 				}
@@ -307,6 +309,9 @@ func (m *Manifest) keys() ([]string, error) {
 	}
 	settings, err := s.Settings(m.Quick, m.Grid)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.checkCount(len(settings)); err != nil {
 		return nil, err
 	}
 	var keys []string

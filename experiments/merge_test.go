@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora/record"
 )
 
 // treeFiles returns every file below dir (relative path -> content), or
@@ -84,6 +86,9 @@ func TestMergeAllOrNothing(t *testing.T) {
 	cpath := filepath.Join(conflict, "records", filepath.FromSlash(victim))
 	b, _ = os.ReadFile(cpath)
 	os.WriteFile(cpath, []byte(runtimeField.ReplaceAllString(string(b), `"runtime_seconds": 12345`)), 0o644)
+	if _, err := record.Rehash(cpath); err != nil { // a valid record, not a damaged one
+		t.Fatal(err)
+	}
 	// It claims to be an unsharded run, so that it is not refused as a
 	// second copy of shard 2.
 	cm, err := ReadManifest(conflict)

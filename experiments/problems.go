@@ -15,6 +15,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
@@ -28,8 +29,16 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 			return synth.Config{}, err
 		}
 	}
+	var agg *synth.Aggregator
+	if spec.Aggregator != "" {
+		agg = new(synth.Aggregator)
+		if err := agg.UnmarshalText([]byte(spec.Aggregator)); err != nil {
+			return synth.Config{}, err
+		}
+	}
 	return synth.Config{
-		Instances: spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
+		Aggregator: agg,
+		Instances:  spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
 		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
 		WindowIndependent: spec.WindowIndependent,
 	}, nil
@@ -41,7 +50,7 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 func checkProblems(settings []Setting) error {
 	for i := range settings {
 		s := &settings[i]
-		if i > 0 && s.Problem == settings[i-1].Problem {
+		if i > 0 && s.Problem == settings[i-1].Problem || s.Problem.World != "" {
 			continue
 		}
 		cfg, err := synthConfig(s.Problem)
@@ -59,7 +68,10 @@ func checkProblems(settings []Setting) error {
 }
 
 // synthesise generates the problem of spec with synth.
-func synthesise(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+func synthesise(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+	if spec.World == "correlated" {
+		return correlatedProblem(ctx, spec, seed)
+	}
 	cfg, err := synthConfig(spec)
 	if err != nil {
 		return nil, err
@@ -150,6 +162,11 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	idx, settings, err := newIndex(&o)
 	if err != nil {
 		return nil, err
+	}
+	for _, st := range settings {
+		if st.Problem.World != "" {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World)
+		}
 	}
 	// Problems are generated once per (problem key, model), as Run does.
 	var groups []string
@@ -295,7 +312,7 @@ func complete(dir string) bool {
 // ReadIndex reads dir/index.json, written by WriteProblems.
 func ReadIndex(dir string) (*Index, error) {
 	p := filepath.Join(dir, IndexFile)
-	b, err := os.ReadFile(p)
+	b, err := safefile.ReadFile(p, safefile.IndexLimit, "a problem index")
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 			}
 			return err
 		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+		if !record.IsRecordFile(d) {
 			return nil
 		}
 		rel, err := filepath.Rel(recDir, p)
@@ -69,6 +69,9 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 		}
 		shown, _ := filepath.Rel(out, dst)
 		moved = append(moved, fmt.Sprintf("damaged record records/%s (%s) moved to %s; its item runs again", slash, why, filepath.ToSlash(shown)))
+		if d.IsDir() {
+			return fs.SkipDir // moved away
+		}
 		return nil
 	})
 	if err != nil && !strings.HasPrefix(err.Error(), "experiments: ") {
@@ -106,7 +109,8 @@ func (it *Item) done(recDir, suite string) bool {
 // Score evaluates an explanation against the truth and returns its record
 // without the identity fields (suite, params, model, seed, method): the
 // detection metrics in the given mode (metrics.DetectionMetrics), followed
-// with tests by the per-feature metrics (metrics.TIMEMetrics), the
+// with tests by the per-feature metrics (metrics.TIMEMetrics), then the
+// threshold-free metrics of the cell scores (metrics.AreaMetrics), the
 // explanation's accounting and warnings, the explanation and the truth.
 func Score(tr *record.Truth, e *tempora.Explanation, mode method.Mode, tests bool) (*record.Record, error) {
 	ms, err := metrics.DetectionMetrics(tr, e.Cells, e.D, e.L, mode)
@@ -120,6 +124,11 @@ func Score(tr *record.Truth, e *tempora.Explanation, mode method.Mode, tests boo
 		}
 		ms = append(ms, tm...)
 	}
+	am, err := metrics.AreaMetrics(tr, e.Cells, e.D, e.L)
+	if err != nil {
+		return nil, err
+	}
+	ms = append(ms, am...)
 	warn := e.Warnings
 	if warn == nil {
 		warn = []string{}

@@ -12,6 +12,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -66,6 +67,9 @@ type Problem struct {
 	Data  *tempora.Dataset
 	Model tempora.Model
 	Truth *record.Truth
+	// dataTruth is the data-centric truth of the correlated world, which
+	// settings with Truth "data" score against (suite_correlated.go).
+	dataTruth *record.Truth
 }
 
 // head returns the problem restricted to its first n instances (n = 0
@@ -80,7 +84,7 @@ func (p *Problem) head(n int) (*Problem, error) {
 	d := *p.Data
 	d.X = p.Data.X.Rows(0, n)
 	d.Y = p.Data.Y[:n:n]
-	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth}, nil
+	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth, dataTruth: p.dataTruth}, nil
 }
 
 // Run runs a suite (or one shard of it) and writes one record per (problem,
@@ -173,6 +177,9 @@ func prepare(o *Options) (*plan, []Item, error) {
 		}
 	}
 	man := p.manifest(o)
+	if err := man.checkCount(len(p.settings)); err != nil {
+		return nil, nil, err
+	}
 	if old, err := ReadManifest(o.Out); err == nil {
 		if !old.sameProblems(man) {
 			return nil, nil, fmt.Errorf("experiments: %s holds a run of suite %s (grid %q, quick %v, seed %d), not suite %s (grid %q, quick %v, seed %d)",
@@ -228,7 +235,11 @@ func (c *problemCache) get(ctx context.Context, it *Item) (*Problem, error) {
 		}
 		c.key, c.prob = key, prob
 	}
-	return c.prob.head(it.Setting.Head)
+	p, err := c.prob.head(it.Setting.Head)
+	if err != nil {
+		return nil, err
+	}
+	return truthFor(p, it.Setting.Problem)
 }
 
 // runItem explains one problem with one run and writes its records.
@@ -243,7 +254,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 	if err != nil {
 		return fmt.Errorf("experiments: %s: %w", name, err)
 	}
-	e, err := method.Measure(ctx, ex, prob.Model, prob.Data)
+	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -261,6 +272,16 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
+		}
+		// Per-instance metrics for every method with per-instance
+		// attributions, and in a Local setting for every method, on
+		// problems with a per-instance truth (synthetic models).
+		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
+			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
+			if err != nil {
+				return fmt.Errorf("experiments: %s: %w", name, err)
+			}
+			rec.Metrics = append(rec.Metrics, ms...)
 		}
 		rec.Suite, rec.Params, rec.Model, rec.Seed, rec.Method = suite, it.Setting.Params, it.Model, it.ProblemSeed, m.Name
 		if rec.Params == nil {

@@ -145,7 +145,7 @@ func readRecordFiles(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = runtimeField.ReplaceAllString(string(b), `"runtime_seconds": 0`)
+		files[filepath.ToSlash(rel)] = checksumField.ReplaceAllString(runtimeField.ReplaceAllString(string(b), `"runtime_seconds": 0`), `"checksum": ""`)
 		return nil
 	})
 	if err != nil {
@@ -189,9 +189,9 @@ func TestRunRecords(t *testing.T) {
 		t.Fatalf("%d records, want 45 (5 counts × 3 models × 3 outputs)", len(recs))
 	}
 	for _, r := range recs {
-		n := 14 // detection metrics + TIME metrics
+		n := 18 // detection metrics + TIME metrics + area metrics
 		if r.Method == "SOLO" {
-			n = 8
+			n = 12
 		}
 		if len(r.Metrics) != n {
 			t.Errorf("%s: %d metrics, want %d", r.Key(), len(r.Metrics), n)
@@ -417,6 +417,13 @@ func TestRunResumeDamaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The record of another problem is valid (rehashed), not a hand edit
+	// that its checksum would catch first.
+	const otherProblem = "instances=800/model=0/method=SOLO.json"
+	if _, err := record.Rehash(path(otherProblem)); err != nil {
+		t.Fatal(err)
+	}
+	damage[otherProblem] = read(otherProblem)
 	var calls atomic.Int64
 	var prog bytes.Buffer
 	o := fakeOptions(out, &calls, nil)

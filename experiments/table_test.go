@@ -35,8 +35,9 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(table.Names(), ","); got != strings.Join(paperMethods, ",") {
-		t.Errorf("built-in names %s, want the paper's order %v", got, paperMethods)
+	// The paper's methods come first, in its order, then the others.
+	if got := table.Names(); len(got) < len(paperMethods) || strings.Join(got[:len(paperMethods)], ",") != strings.Join(paperMethods, ",") {
+		t.Errorf("built-in names %s, want the paper's order %v first", strings.Join(got, ","), paperMethods)
 	}
 	for _, name := range []string{"time", "Sage-M", "perm-F"} {
 		if _, err := table.Lookup(name); err != nil {

@@ -53,15 +53,21 @@
 //
 // # Sequential tests
 //
-// By default (TIME.Fixed false) every test is a sequential Monte Carlo
+// By default (TIME.Fixed and TIME.BesagClifford false) every p-value test
+// is an anytime-valid Monte Carlo test that stops as soon as its
+// Benjamini–Hochberg decision within its family is settled, with exactly
+// the decisions BH would make if every test ran to its cap (Stop.Anytime;
+// docs/decisions.md, decision 16). With TIME.BesagClifford every test is
+// a sequential Monte Carlo
 // test (Besag and Clifford): it draws permutations one by one, in draw
 // order, and stops at the first draw k at which h draws have been not
 // worse than the baseline, with p = h/k; a test that reaches its cap P_max
-// with fewer than h such draws has the usual p = (1 + #)/(1 + P_max). Both
-// are valid p-values (P(p ≤ u) ≤ u under the null, with equality at the
-// p-value's atoms for a continuous statistic), so BH keeps its guarantee.
-// A null test stops after about h/p draws; only a test that ends up
-// significant runs to its cap. SequentialStop sets
+// first (fewer than h such draws before it) has the usual p = (1 + #)/(1 +
+// P_max). Both are valid p-values (P(p ≤ u) ≤ u under the null, with
+// equality at most of the p-value's atoms for a continuous statistic), so
+// BH keeps its guarantee; explain/pvalue.go derives the law of p. A null
+// test stops after about h/p draws; only a test that ends up significant
+// runs to its cap. SequentialStop sets
 //
 //	h = min(10, ⌊α·P_max⌋ + 1),
 //

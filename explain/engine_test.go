@@ -164,6 +164,10 @@ func TestRunDeterministic(t *testing.T) {
 		{Features: []int{1}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
 		{Features: []int{1, 2}, Window: tempora.Window{Start: 0, End: 7}, Kind: explain.WithinWindow, Permutations: 20, Key: "c"},
 		{Features: []int{1}, Window: tempora.Window{Start: 3, End: 3}, Permutations: 25, Key: "d"},
+		// A family of the anytime rule, with an exact test (3! − 1 draws).
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "e", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
+		{Features: []int{1}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "f", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
+		{Features: []int{1}, Window: tempora.Window{Start: 2, End: 4}, Kind: explain.WithinWindow, Permutations: 40, Key: "g", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
 	}
 	var ref []explain.TestResult
 	for _, workers := range []int{1, 2, 4, 7} {
@@ -183,15 +187,22 @@ func TestRunDeterministic(t *testing.T) {
 			t.Errorf("%d workers: %+v, want %+v", workers, res, ref)
 		}
 	}
+	if !ref[4].Stopped || ref[4].Draws >= 40 || ref[5].Draws != 40 && !ref[5].Stopped || ref[6].Stopped || ref[6].Draws != 5 {
+		t.Errorf("anytime family: %+v", ref[4:])
+	}
 	eng, _ := explain.NewEngine(model, data, nil, 9, 3)
-	rev := []explain.Test{tests[3], tests[2], tests[1], tests[0]}
+	n := len(tests)
+	rev := make([]explain.Test, n)
+	for k := range tests {
+		rev[k] = tests[n-1-k]
+	}
 	res, err := eng.Run(context.Background(), rev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range res {
-		if res[k] != ref[3-k] {
-			t.Errorf("reversed batch, test %q: %+v, want %+v", rev[k].Key, res[k], ref[3-k])
+		if res[k] != ref[n-1-k] {
+			t.Errorf("reversed batch, test %q: %+v, want %+v", rev[k].Key, res[k], ref[n-1-k])
 		}
 	}
 	// A different seed gives different draws.
@@ -232,10 +243,33 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
+	anytime := func(alpha float64) explain.Test {
+		return explain.Test{Features: []int{0}, Window: w, Permutations: 5, Stop: explain.Stop{Anytime: true, Alpha: alpha, Family: "f"}}
+	}
+	if _, err := eng.Run(context.Background(), []explain.Test{anytime(0.1), anytime(0.2)}); err == nil || !strings.Contains(err.Error(), "test 1") || !strings.Contains(err.Error(), "level 0.2") {
+		t.Errorf("a family of two levels: error %v", err)
+	}
+	if _, err := eng.Run(context.Background(), []explain.Test{anytime(1)}); err == nil || !strings.Contains(err.Error(), "anytime family level 1 outside (0, 1)") {
+		t.Errorf("anytime level 1: error %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := eng.Run(ctx, []explain.Test{{Features: []int{0}, Window: w, Permutations: 5}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: error %v, want context.Canceled", err)
+	}
+	// A cancelled run fails whatever the number of draws per worker, also
+	// when every worker takes at most one draw of the batch.
+	for _, workers := range []int{1, 2, 8} {
+		eng, err := explain.NewEngine(model, data, nil, 1, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []int{1, 2, 20} {
+			_, err := eng.Run(ctx, []explain.Test{{Features: []int{0}, Window: w, Permutations: p}})
+			if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "explain: ") {
+				t.Errorf("cancelled run of %d draws on %d workers: error %v, want explain: context canceled", p, workers, err)
+			}
+		}
 	}
 }
 

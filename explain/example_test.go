@@ -55,13 +55,13 @@ func ExampleTIME() {
 	}
 	// Output:
 	// temp  important=false p=1.000
-	// pulse important=true  p=0.100 window=[3, 6] window-ordering=true score=61
+	// pulse important=true  p=0.099 window=[3, 6] window-ordering=true score=61
 	// resp  important=false p=1.000
 	// test             tests  draws  max draws  saved
-	// overall          3      35     87         59.8%
+	// overall          3      47     117        59.8%
 	// window search    7      14     350        96.0%
-	// ordering         1      19     19         0.0%
-	// window           1      19     19         0.0%
+	// ordering         1      12     26         53.8%
+	// window           1      12     26         53.8%
 	// window ordering  1      23     23         0.0%
-	// total            13     110    498        77.9%
+	// total            13     108    542        80.1%
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tempora-dev/tempora"
 )
 
 // Hierarchy is a user's tree of feature groups. TIME tests the top-level
@@ -234,4 +236,80 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// node is a feature or a group in the test hierarchy.
+type node struct {
+	key      string // stream key prefix
+	name     string
+	members  []int
+	children []*node // the family tested when this node is rejected
+	res      *tempora.FeatureResult
+}
+
+func (n *node) test(kind string, w tempora.Window, k Perturbation, p int, stop Stop) Test {
+	return Test{Features: n.members, Window: w, Kind: k, Permutations: p, Key: n.key + "/" + kind, Stop: stop}
+}
+
+// buildNodes returns the top family and fills ex.Groups (pre-order) for a
+// hierarchy.
+func (c TIME) buildNodes(ex *tempora.Explanation, data *tempora.Dataset) ([]*node, error) {
+	d := data.X.D
+	featNode := func(j int) *node {
+		return &node{key: "time/feature/" + strconv.Itoa(j), name: fmt.Sprintf("feature %q", data.Name(j)), members: []int{j}, res: &ex.Features[j]}
+	}
+	if c.Hierarchy == nil {
+		top := make([]*node, d)
+		for j := range top {
+			top[j] = featNode(j)
+		}
+		return top, nil
+	}
+	if err := c.Hierarchy.validate(d, data.FeatureNames); err != nil {
+		return nil, err
+	}
+	// Count groups first so that result pointers into ex.Groups stay valid.
+	var count func(g *Group) int
+	count = func(g *Group) int {
+		n := 1
+		for _, ch := range g.Children {
+			n += count(ch)
+		}
+		return n
+	}
+	total := 0
+	for _, g := range c.Hierarchy.Groups {
+		total += count(g)
+	}
+	ex.Groups = make([]tempora.FeatureResult, 0, total)
+	covered := make([]bool, d)
+	var build func(g *Group) *node
+	build = func(g *Group) *node {
+		r := tempora.NewFeatureResult(-1, g.Name)
+		r.Members = g.members()
+		ex.Groups = append(ex.Groups, r)
+		n := &node{key: "time/group/" + strconv.Quote(g.Name), name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1]}
+		for _, j := range g.Features {
+			covered[j] = true
+			n.children = append(n.children, featNode(j))
+		}
+		for _, ch := range g.Children {
+			n.children = append(n.children, build(ch))
+		}
+		return n
+	}
+	var top []*node
+	for _, g := range c.Hierarchy.Groups {
+		top = append(top, build(g))
+	}
+	var missing []int
+	for j, ok := range covered {
+		if !ok {
+			missing = append(missing, j)
+		}
+	}
+	if len(missing) > 0 {
+		ex.Warnings = append(ex.Warnings, fmt.Sprintf("features %v are not in the hierarchy and were not tested", missing))
+	}
+	return top, nil
 }

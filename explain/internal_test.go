@@ -5,60 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
 )
-
-func TestUnrankLexicographic(t *testing.T) {
-	for n := 1; n <= 5; n++ {
-		f, _ := factorial(n, math.MaxInt)
-		prev := make([]int, n)
-		perm := make([]int, n)
-		for r := range f {
-			unrank(perm, r)
-			if r == 0 {
-				for i, v := range perm {
-					if v != i {
-						t.Fatalf("n=%d: rank 0 is %v, want the identity", n, perm)
-					}
-				}
-			} else if slices.Compare(prev, perm) >= 0 {
-				t.Fatalf("n=%d: rank %d gives %v, not after rank %d's %v", n, r, perm, r-1, prev)
-			}
-			sorted := slices.Sorted(slices.Values(perm))
-			for i, v := range sorted {
-				if v != i {
-					t.Fatalf("n=%d: rank %d gives %v, not a permutation", n, r, perm)
-				}
-			}
-			copy(prev, perm)
-		}
-		// Strictly increasing over f ranks of n! distinct permutations: the
-		// last must be the reversal.
-		for i, v := range prev {
-			if v != n-1-i {
-				t.Fatalf("n=%d: last rank gives %v, want the reversal", n, prev)
-			}
-		}
-	}
-}
-
-func TestFactorial(t *testing.T) {
-	for _, tc := range []struct {
-		n, limit, want int
-		ok             bool
-	}{
-		{0, 1, 1, true}, {1, 1, 1, true}, {2, 2, 2, true}, {3, 6, 6, true}, {3, 5, 0, false},
-		{4, 51, 24, true}, {5, 51, 0, false}, {1000, 51, 0, false},
-	} {
-		got, ok := factorial(tc.n, tc.limit)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("factorial(%d, %d) = %d, %v, want %d, %v", tc.n, tc.limit, got, ok, tc.want, tc.ok)
-		}
-	}
-}
 
 // TestWindowSearchOracle drives the bisection with a deterministic,
 // monotone oracle (a range's score is the number of true-window timesteps
@@ -148,11 +98,13 @@ func TestChunkedDraws(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A budget of one byte: no worker can copy the whole data.
+		eng.SetMemoryBudget(1)
 		res, err := eng.Run(context.Background(), tests)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := TIME{Seed: 4, Workers: 3}.Explain(context.Background(), model, data)
+		ex, err := TIME{Seed: 4, Workers: 3, MemoryBudget: 1}.Explain(context.Background(), model, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,5 +132,19 @@ func TestChunkedDraws(t *testing.T) {
 	b, _ := json.Marshal(chunkedEx)
 	if string(a) != string(b) {
 		t.Errorf("TIME explanations differ:\n%s\n%s", a, b)
+	}
+	// With the default budget the same data, above chunkValues, is copied
+	// whole: one call per draw.
+	defer func(v int) { chunkValues = v }(chunkValues)
+	chunkValues = 10 * d * l
+	eng, err := NewEngine(model, data, nil, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(context.Background(), tests); err != nil {
+		t.Fatal(err)
+	}
+	if acc := eng.Accounting(); acc.ModelCalls != fullAcc.ModelCalls || acc.InstanceEvals != fullAcc.InstanceEvals {
+		t.Errorf("default budget: accounting %+v, want %+v", acc, fullAcc)
 	}
 }

@@ -78,7 +78,7 @@ func (s *search) window() tempora.Window { return tempora.Window{Start: s.start,
 // the comparison with the threshold (Stop.Probe). It returns the windows in
 // node order and the number of probes made, and adds the probes' draws to
 // count.
-func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, perms int, probe bool, count *tempora.DrawCount) ([]tempora.Window, int64, error) {
+func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, perms int, probe bool, across Perturbation, count *tempora.DrawCount) ([]tempora.Window, int64, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
 		s := &search{n: n, l: l, thr: theta * math.Abs(n.res.Score), lo: 0, hi: l}
@@ -99,7 +99,7 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 			if probe {
 				stop = Stop{Probe: true, Threshold: s.thr}
 			}
-			tests = append(tests, s.n.test(kind, w, AcrossInstances, perms, stop))
+			tests = append(tests, s.n.test(kind, w, across, perms, stop))
 		}
 		if len(tests) == 0 {
 			break

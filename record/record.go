@@ -21,6 +21,7 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -36,12 +37,14 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
-// Format is the value of every record's "format" field: the record kind and
-// its version. Within a version fields are only added; Read rejects any
-// other value.
-const Format = "tempora-record/1"
+// Format is the value of the "format" field of every record tempora writes:
+// the record kind and its version. Within a version fields are only added;
+// Read accepts this version and FormatV1 and rejects any other value.
+// Version 2 added the checksum.
+const Format = "tempora-record/2"
 
 // Param is one key=value part of an experimental setting, e.g.
 // {"instances", "400"}. Params keep the order in which the suite lists them.
@@ -89,6 +92,10 @@ type Record struct {
 	// re-scoring).
 	Explanation *tempora.Explanation `json:"explanation,omitempty"`
 	Truth       *Truth               `json:"truth,omitempty"`
+	// Checksum makes the record tamper-evident: "sha256:" and the digest
+	// of the record's canonical JSON without this field (see Checksum).
+	// Write sets it, Read verifies it; records of FormatV1 have none.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // Get returns the value of the named metric.
@@ -116,8 +123,8 @@ func (r *Record) Param(key string) (string, bool) {
 // benchmark format and a path inside a records directory, and its metrics
 // are named (no white space or control characters) and finite.
 func (r *Record) Validate() error {
-	if r.Format != Format {
-		return fmt.Errorf("record: format %q, want %q", r.Format, Format)
+	if r.Format != Format && r.Format != FormatV1 {
+		return fmt.Errorf("record: format %q, want %q (or the older %q)", r.Format, Format, FormatV1)
 	}
 	if r.Suite == "" || r.Method == "" {
 		return fmt.Errorf("record: suite and method must be set")
@@ -265,12 +272,14 @@ func (r *Record) Exists(dir string) bool {
 }
 
 // Write saves the record below dir atomically (a temporary file renamed into
-// place), creating directories as needed.
+// place), creating directories as needed. It writes the current Format
+// (upgrading a FormatV1 record) and sets r.Checksum.
 func Write(dir string, r *Record) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", " ")
+	r.Format = Format
+	b, err := seal(r)
 	if err != nil {
 		return fmt.Errorf("record: encoding %s: %w", r.Key(), err)
 	}
@@ -278,16 +287,44 @@ func Write(dir string, r *Record) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(p, append(b, '\n'))
+	return atomicfile.WriteBytes(p, b)
 }
 
-// Read loads one record file and validates it. Every error starts with
-// "record: " once, then names the file.
+// Read loads one record file, validates it and verifies its checksum
+// (records of FormatV1 have none). The file must be a regular file (a
+// symbolic link to one is followed) of at most safefile.RecordLimit bytes;
+// opening it never blocks. Every error starts with "record: " once, then
+// names the file.
 func Read(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBytes(path)
 	if err != nil {
+		return nil, err
+	}
+	r, err := decode(path, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(r, b); err != nil {
+		return nil, fmt.Errorf("record: %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// readBytes reads a record file within safefile's rules.
+func readBytes(path string) ([]byte, error) {
+	b, err := safefile.ReadFile(path, safefile.RecordLimit, "a record")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && (errors.Is(err, safefile.ErrNotRegular) || errors.Is(err, safefile.ErrTooLarge)) {
+			return nil, fmt.Errorf("record: %s: %w", path, pe.Err)
+		}
 		return nil, fmt.Errorf("record: %w", err)
 	}
+	return b, nil
+}
+
+// decode decodes and validates the record file content b read from path.
+func decode(path string, b []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		// The explanation's decoder names its package (tempora:).
@@ -307,7 +344,7 @@ func ReadAll(dir string) ([]*Record, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(d.Name(), ".json") {
+		if !IsRecordFile(d) {
 			return nil
 		}
 		r, err := Read(p)
@@ -322,6 +359,20 @@ func ReadAll(dir string) ([]*Record, error) {
 	}
 	Sort(recs)
 	return recs, nil
+}
+
+// IsRecordFile reports whether a directory entry below a records directory
+// stands for a record: a name ending in ".json" that does not start with
+// "." (temporary files of interrupted writes). A directory is one only if
+// it is named like a record file, "method=M.json", where a record should
+// be: Read then reports what it is, so that it is not mistaken for a
+// record nor entered.
+func IsRecordFile(d fs.DirEntry) bool {
+	name := d.Name()
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		return false
+	}
+	return !d.IsDir() || strings.HasPrefix(name, "method=")
 }
 
 // Sort orders records by Key.

@@ -10,10 +10,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -358,5 +361,44 @@ func TestFigureSave(t *testing.T) {
 	}
 	if err := f.Encode(io.Discard, "gif"); err == nil {
 		t.Error("gif: no error")
+	}
+}
+
+// TestHeatmapTimestepsZeroBased checks that the heat maps number timesteps
+// from 0, as the CLI, the JSON windows and the Python package do: the
+// column of timestep t is drawn at x = t, labelled t, and hatched at x = t.
+func TestHeatmapTimestepsZeroBased(t *testing.T) {
+	for _, tc := range []struct {
+		l      int
+		labels []string // the labelled ticks, in order
+	}{
+		{1, []string{"0"}},
+		{4, []string{"0", "1", "2", "3"}},
+		{12, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}},
+		{50, []string{"0", "5", "10", "15", "20", "25", "30", "35", "40", "45"}},
+	} {
+		ticks := timestepTicks(tc.l)
+		g := cellGrid{d: 1, l: tc.l, cells: make([]float64, tc.l)}
+		var labels []string
+		for c, tk := range ticks {
+			if tk.Value != g.X(c) {
+				t.Errorf("l=%d: tick %d at %v, column drawn at %v", tc.l, c, tk.Value, g.X(c))
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+				if tk.Label != strconv.Itoa(c) {
+					t.Errorf("l=%d: timestep %d labelled %q", tc.l, c, tk.Label)
+				}
+			}
+		}
+		if !slices.Equal(labels, tc.labels) {
+			t.Errorf("l=%d: labels %v, want %v", tc.l, labels, tc.labels)
+		}
+		hp := heatPanel{cells: make([]float64, tc.l), hatched: make([]bool, tc.l)}
+		hp.hatched[tc.l-1] = true
+		hm := plotter.NewHeatMap(g, scorePalette(false))
+		if cells := hatchedCells(hp, hm, 1, tc.l); len(cells) != 1 || cells[0].x != g.X(tc.l-1) {
+			t.Errorf("l=%d: hatched cells %+v, want one at x = %v", tc.l, cells, g.X(tc.l-1))
+		}
 	}
 }

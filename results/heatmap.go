@@ -51,16 +51,17 @@ func (r ramp) Colors() []color.Color {
 }
 
 // cellGrid is a D × L matrix of cell values as a plotter.GridXYZ: column c
-// is timestep c (drawn at x = c+1, so labels are 1-based) and row r is
-// feature D−1−r (drawn at y = r), so that feature 0 is the top row. Zero
-// cells are NaN, which the heat map paints white.
+// is timestep c (drawn at x = c, so labels are 0-based like the timesteps
+// of the CLI, the JSON and the Python package) and row r is feature D−1−r
+// (drawn at y = r), so that feature 0 is the top row. Zero cells are NaN,
+// which the heat map paints white.
 type cellGrid struct {
 	d, l  int
 	cells []float64
 }
 
 func (g cellGrid) Dims() (c, r int) { return g.l, g.d }
-func (g cellGrid) X(c int) float64  { return float64(c + 1) }
+func (g cellGrid) X(c int) float64  { return float64(c) }
 func (g cellGrid) Y(r int) float64  { return float64(r) }
 func (g cellGrid) Z(c, r int) float64 {
 	v := g.cells[(g.d-1-r)*g.l+c]
@@ -138,7 +139,7 @@ type heatPanel struct {
 // truth and of the cell scores of each of methods side by side (like the
 // paper's Figure 3, which draws TIME and SAGE: HeatmapMethods): rows are
 // features (names from the first explanation drawn, first feature on top),
-// columns are timesteps numbered from 1. The truth colours the window of
+// columns are timesteps numbered from 0. The truth colours the window of
 // every relevant feature; explanations colour non-zero |score| cells,
 // darker for larger scores, with a colour bar. Hatching marks the windows
 // of features whose window ordering matters (truth) or was found important
@@ -359,14 +360,14 @@ func scorePalette(uniform bool) ramp {
 	return ramp{stops: scoreRamp, n: 256}
 }
 
-// timestepTicks labels timesteps 1…l: every one up to 20 timesteps,
-// otherwise 1 and every fifth (the rest are unlabelled minor ticks).
+// timestepTicks labels timesteps 0…l−1: every one up to 20 timesteps,
+// otherwise every fifth from 0 (the rest are unlabelled minor ticks).
 func timestepTicks(l int) plot.ConstantTicks {
 	ticks := make(plot.ConstantTicks, l)
 	for t := range l {
-		ticks[t] = plot.Tick{Value: float64(t + 1)}
-		if l <= 20 || t == 0 || (t+1)%5 == 0 {
-			ticks[t].Label = strconv.Itoa(t + 1)
+		ticks[t] = plot.Tick{Value: float64(t)}
+		if l <= 20 || t%5 == 0 {
+			ticks[t].Label = strconv.Itoa(t)
 		}
 	}
 	return ticks
@@ -388,7 +389,7 @@ func hatchedCells(hp heatPanel, hm *plotter.HeatMap, d, l int) []hatchCell {
 		} else if v != 0 {
 			bg = pal[0]
 		}
-		out = append(out, hatchCell{x: float64(t + 1), y: float64(d - 1 - j), c: contrast(bg)})
+		out = append(out, hatchCell{x: float64(t), y: float64(d - 1 - j), c: contrast(bg)})
 	}
 	return out
 }
@@ -415,12 +416,12 @@ func (b borders) Plot(c draw.Canvas, plt *plot.Plot) {
 	sty := draw.LineStyle{Color: color.Gray{Y: 225}, Width: vg.Points(0.3)}
 	var lines [][]vg.Point
 	for t := 0; t <= b.l; t++ {
-		x := trX(float64(t) + 0.5)
+		x := trX(float64(t) - 0.5)
 		lines = append(lines, []vg.Point{{X: x, Y: trY(-0.5)}, {X: x, Y: trY(float64(b.d) - 0.5)}})
 	}
 	for r := 0; r <= b.d; r++ {
 		y := trY(float64(r) - 0.5)
-		lines = append(lines, []vg.Point{{X: trX(0.5), Y: y}, {X: trX(float64(b.l) + 0.5), Y: y}})
+		lines = append(lines, []vg.Point{{X: trX(-0.5), Y: y}, {X: trX(float64(b.l) - 0.5), Y: y}})
 	}
 	c.StrokeLines(sty, lines...)
 }

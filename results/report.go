@@ -30,6 +30,13 @@ var ErrNoRecords = errors.New("results: no records")
 //     of the suite versus the swept parameter, for every suite whose records
 //     vary one numeric parameter over at least two values (the
 //     test-set-size suites: SweepFigure with TimeSweepMetrics);
+//   - figures/correlated-box-<box>.png and .svg: for the correlated suite,
+//     the feature power and FDR against ρ of marginal and conditional TIME
+//     and the other methods, scored against both truths (CorrelatedFigure);
+//   - figures/areas-<suite>[_<key>-<value>…].png and .svg: the
+//     threshold-free metrics of every method of a setting (AreaFigure), for
+//     every setting where some method has per-instance metrics (suite
+//     local, outside methods' attributions);
 //   - figures/heatmap-<suite>[_<key>-<value>…]-model<N>.png and .svg: the
 //     truth and the cells of HeatmapMethods (the paper's Figure 3: TIME and
 //     SAGE) and of every method the paper never ran, for the lowest-numbered
@@ -119,6 +126,40 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 				fmt.Fprintf(&idx, "### %s: %s versus %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
 					suite, strings.Join(methods, ", "), param, suite, name, name, name)
 			}
+		}
+		if suite == CorrelatedSuite {
+			for _, box := range []string{"spread", "A"} {
+				f, err := CorrelatedFigure(groups, box)
+				if err != nil {
+					skipped = append(skipped, fmt.Sprintf("%s box=%s: %v", suite, box, err))
+					continue
+				}
+				name := "figures/" + fileSafe(suite) + "-box-" + box
+				if err := w.figure(name, f); err != nil {
+					return w.files, err
+				}
+				fmt.Fprintf(&idx, "### %s, black box %s: marginal against conditional TIME versus rho\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
+					suite, box, suite, name, name, name)
+			}
+		}
+		// Threshold-free metrics by method, for every setting with
+		// per-instance metrics.
+		for _, s := range settings(suiteGroups(groups, suite)) {
+			gs := selectGroups(groups, suite, s.Params)
+			if !hasInstanceMetrics(gs) {
+				continue
+			}
+			f, err := AreaFigure(gs)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("areas of %s: %v", settingTitle(&s), err))
+				continue
+			}
+			name := fmt.Sprintf("figures/areas-%s%s", fileSafe(suite), slug(s.Params))
+			if err := w.figure(name, f); err != nil {
+				return w.files, err
+			}
+			fmt.Fprintf(&idx, "### Threshold-free metrics: %s\n\n![areas](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
+				settingTitle(&s), name, name, name)
 		}
 		// Heat maps for every setting of the paper's table suites, and for
 		// the last setting (the largest swept value) of any other suite.

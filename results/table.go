@@ -120,16 +120,39 @@ func modelsCell(g *Group) string {
 	return s
 }
 
-// The four metrics of the paper's tables, in column order.
-var paperMetrics = []struct{ name, label string }{
-	{"feature-power", "Feat. power"},
-	{"feature-fdr", "Feat. FDR"},
-	{"timestep-power", "Timestep power"},
-	{"timestep-fdr", "Timestep FDR"},
+// paperMetrics are the four metrics of the paper's tables, in column
+// order, each with its label and its value in a paper row.
+var paperMetrics = []struct {
+	name, label string
+	paper       func(PaperRow) float64
+}{
+	{"feature-power", "Feat. power", func(r PaperRow) float64 { return r.FeaturePower }},
+	{"feature-fdr", "Feat. FDR", func(r PaperRow) float64 { return r.FeatureFDR }},
+	{"timestep-power", "Timestep power", func(r PaperRow) float64 { return r.TimestepPower }},
+	{"timestep-fdr", "Timestep FDR", func(r PaperRow) float64 { return r.TimestepFDR }},
 }
 
-func paperValues(r PaperRow) []float64 {
-	return []float64{r.FeaturePower, r.FeatureFDR, r.TimestepPower, r.TimestepFDR}
+// column is one column of a table: its header and how a row of type R
+// fills it. A table is made from one list of columns (tabulate), so a
+// header and its cells are stated together.
+type column[R any] struct {
+	head string
+	cell func(R) string
+}
+
+// tabulate sets t's header and rows from cols, one row per element of rows.
+func tabulate[R any](t *Table, cols []column[R], rows []R) {
+	t.Header = make([]string, len(cols))
+	for i, c := range cols {
+		t.Header[i] = c.head
+	}
+	for _, r := range rows {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			cells[i] = c.cell(r)
+		}
+		t.Rows = append(t.Rows, cells)
+	}
 }
 
 // checkOneSetting returns an error unless groups is non-empty and shares one
@@ -170,24 +193,7 @@ func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err 
 		return nil, nil, err
 	}
 	first := &groups[0]
-	display = &Table{Title: pt.Title + ": " + settingTitle(first)}
-	display.Header = []string{"Method"}
-	for _, m := range paperMetrics {
-		display.Header = append(display.Header, m.label, "(paper)")
-	}
-	display.Header = append(display.Header, "Runtime (s)", "(paper)", "Models", "(paper)")
-
-	data = &Table{Header: []string{"suite", "setting", "method", "models", "incomplete"}}
-	for _, m := range paperMetrics {
-		col := strings.ReplaceAll(m.name, "-", "_")
-		data.Header = append(data.Header, col+"_mean", col+"_sd")
-	}
-	data.Header = append(data.Header, "runtime_median_s", "runtime_sd_s")
-	for _, m := range paperMetrics {
-		data.Header = append(data.Header, "paper_"+strings.ReplaceAll(m.name, "-", "_"))
-	}
-	data.Header = append(data.Header, "paper_runtime_s", "paper_models")
-
+	var rows []comparisonRow
 	var extra []string
 	for i := range groups {
 		g := &groups[i]
@@ -200,37 +206,15 @@ func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err 
 			nan := math.NaN()
 			pr = PaperRow{Method: g.Method, FeaturePower: nan, FeatureFDR: nan, TimestepPower: nan, TimestepFDR: nan, RuntimeSeconds: nan}
 		}
-		paper := paperValues(pr)
-		paperModels := dash
-		if pr.Models > 0 {
-			paperModels = strconv.Itoa(pr.Models)
-		}
-		drow := []string{g.Method}
-		crow := []string{first.Suite, first.Setting(), g.Method}
-		for i, m := range paperMetrics {
-			s, ok := g.Metric(m.name)
-			drow = append(drow, meanSD(s, ok), fixed3(paper[i]))
-		}
-		drow = append(drow, seconds(g.Runtime.Median), seconds(pr.RuntimeSeconds), modelsCell(g), paperModels)
-		crow = append(crow, strconv.Itoa(len(g.Models)), strconv.Itoa(len(g.Incomplete)))
-		for _, m := range paperMetrics {
-			if s, ok := g.Metric(m.name); ok {
-				crow = append(crow, num(s.Mean), num(s.SD))
-			} else {
-				crow = append(crow, "", "")
-			}
-		}
-		crow = append(crow, num(g.Runtime.Median), num(g.Runtime.SD))
-		for _, v := range paper {
-			crow = append(crow, num(v))
-		}
-		crow = append(crow, num(pr.RuntimeSeconds), paperModelsCSV(pr.Models))
-		display.Rows = append(display.Rows, drow)
-		data.Rows = append(data.Rows, crow)
+		rows = append(rows, comparisonRow{g: g, paper: pr})
 	}
-	if len(display.Rows) == 0 {
+	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("results: %s: no records of its methods in %s", pt.Title, settingTitle(first))
 	}
+	display = &Table{Title: pt.Title + ": " + settingTitle(first)}
+	tabulate(display, comparisonDisplay(), rows)
+	data = &Table{}
+	tabulate(data, comparisonData(), rows)
 	display.Notes = []string{
 		"Mean (SD) over models; runtime is the median wall time of one explanation in seconds. " +
 			"TIME is evaluated on every non-zero cell, TIME-n and the baselines on the top n items " +
@@ -245,6 +229,70 @@ func ComparisonTables(pt PaperTable, groups []Group) (display, data *Table, err 
 		display.Notes = append(display.Notes, "This run's setting differs from the paper's: "+first.Setting()+".")
 	}
 	return display, data, nil
+}
+
+// comparisonRow is one method's row of a comparison table: our group and
+// the paper's row (NaN values for a method the paper never ran).
+type comparisonRow struct {
+	g     *Group
+	paper PaperRow
+}
+
+// comparisonDisplay returns the columns of a comparison table's markdown
+// form: each metric as mean (SD) beside the paper's value.
+func comparisonDisplay() []column[comparisonRow] {
+	cols := []column[comparisonRow]{{"Method", func(r comparisonRow) string { return r.g.Method }}}
+	for _, m := range paperMetrics {
+		cols = append(cols,
+			column[comparisonRow]{m.label, func(r comparisonRow) string { return meanSD(r.g.Metric(m.name)) }},
+			column[comparisonRow]{"(paper)", func(r comparisonRow) string { return fixed3(m.paper(r.paper)) }})
+	}
+	return append(cols,
+		column[comparisonRow]{"Runtime (s)", func(r comparisonRow) string { return seconds(r.g.Runtime.Median) }},
+		column[comparisonRow]{"(paper)", func(r comparisonRow) string { return seconds(r.paper.RuntimeSeconds) }},
+		column[comparisonRow]{"Models", func(r comparisonRow) string { return modelsCell(r.g) }},
+		column[comparisonRow]{"(paper)", func(r comparisonRow) string {
+			if r.paper.Models > 0 {
+				return strconv.Itoa(r.paper.Models)
+			}
+			return dash
+		}})
+}
+
+// comparisonData returns the columns of a comparison table's CSV form:
+// numbers at full precision, our metrics and then the paper's.
+func comparisonData() []column[comparisonRow] {
+	cols := []column[comparisonRow]{
+		{"suite", func(r comparisonRow) string { return r.g.Suite }},
+		{"setting", func(r comparisonRow) string { return r.g.Setting() }},
+		{"method", func(r comparisonRow) string { return r.g.Method }},
+		{"models", func(r comparisonRow) string { return strconv.Itoa(len(r.g.Models)) }},
+		{"incomplete", func(r comparisonRow) string { return strconv.Itoa(len(r.g.Incomplete)) }},
+	}
+	for _, m := range paperMetrics {
+		col := strings.ReplaceAll(m.name, "-", "_")
+		stat := func(f func(Summary) float64) func(comparisonRow) string {
+			return func(r comparisonRow) string {
+				if s, ok := r.g.Metric(m.name); ok {
+					return num(f(s))
+				}
+				return ""
+			}
+		}
+		cols = append(cols,
+			column[comparisonRow]{col + "_mean", stat(func(s Summary) float64 { return s.Mean })},
+			column[comparisonRow]{col + "_sd", stat(func(s Summary) float64 { return s.SD })})
+	}
+	cols = append(cols,
+		column[comparisonRow]{"runtime_median_s", func(r comparisonRow) string { return num(r.g.Runtime.Median) }},
+		column[comparisonRow]{"runtime_sd_s", func(r comparisonRow) string { return num(r.g.Runtime.SD) }})
+	for _, m := range paperMetrics {
+		cols = append(cols, column[comparisonRow]{"paper_" + strings.ReplaceAll(m.name, "-", "_"),
+			func(r comparisonRow) string { return num(m.paper(r.paper)) }})
+	}
+	return append(cols,
+		column[comparisonRow]{"paper_runtime_s", func(r comparisonRow) string { return num(r.paper.RuntimeSeconds) }},
+		column[comparisonRow]{"paper_models", func(r comparisonRow) string { return paperModelsCSV(r.paper.Models) }})
 }
 
 // metricNames returns the union of the groups' metric names in order of
@@ -288,52 +336,80 @@ func GenericTables(title string, groups []Group) (display, data *Table, err erro
 	}
 	names := metricNames(groups)
 	keys := paramKeys(groups)
-
-	display = &Table{Title: title, Header: []string{"Setting", "Method", "Models", "Runtime (s)"}}
-	display.Header = append(display.Header, names...)
-	data = &Table{Header: []string{"suite"}}
-	data.Header = append(data.Header, keys...)
-	data.Header = append(data.Header, "method", "models", "incomplete", "runtime_median_s", "runtime_mean_s",
-		"runtime_sd_s", "model_calls_mean", "instance_evals_mean")
-	for _, n := range names {
-		data.Header = append(data.Header, n+"_n", n+"_mean", n+"_sd", n+"_ci95_low", n+"_ci95_high")
-	}
+	rows := make([]*Group, len(groups))
 	for i := range groups {
-		g := &groups[i]
-		setting := g.Setting()
-		if len(keys) > 0 && setting == "" {
-			setting = dash
-		}
-		if len(keys) == 0 {
-			setting = g.Suite
-		}
-		drow := []string{setting, g.Method, modelsCell(g), seconds(g.Runtime.Median)}
-		crow := []string{g.Suite}
-		for _, k := range keys {
-			v, _ := g.Param(k)
-			crow = append(crow, v)
-		}
-		crow = append(crow, g.Method, strconv.Itoa(len(g.Models)), strconv.Itoa(len(g.Incomplete)),
-			num(g.Runtime.Median), num(g.Runtime.Mean), num(g.Runtime.SD),
-			num(g.ModelCalls.Mean), num(g.InstanceEvals.Mean))
-		for _, n := range names {
-			s, ok := g.Metric(n)
-			drow = append(drow, meanSD(s, ok))
-			if !ok {
-				crow = append(crow, "0", "", "", "", "")
-				continue
-			}
-			lo, hi := s.CI95()
-			crow = append(crow, strconv.Itoa(s.N), num(s.Mean), num(s.SD), num(lo), num(hi))
-		}
-		display.Rows = append(display.Rows, drow)
-		data.Rows = append(data.Rows, crow)
+		rows[i] = &groups[i]
 	}
+	display = &Table{Title: title}
+	tabulate(display, genericDisplay(names, keys), rows)
+	data = &Table{}
+	tabulate(data, genericData(names, keys), rows)
 	display.Notes = []string{
 		"Mean (SD) over models; runtime is the median wall time of one explanation in seconds. " +
 			"The CSV file adds n and the 95% confidence interval of each mean (mean ± 1.96·SD/√n).",
 	}
 	return display, data, nil
+}
+
+// genericDisplay returns the columns of a generic table's markdown form:
+// the setting (the suite when no group has parameters), the method, and
+// mean (SD) of every metric.
+func genericDisplay(names, keys []string) []column[*Group] {
+	cols := []column[*Group]{
+		{"Setting", func(g *Group) string {
+			switch setting := g.Setting(); {
+			case len(keys) == 0:
+				return g.Suite
+			case setting == "":
+				return dash
+			default:
+				return setting
+			}
+		}},
+		{"Method", func(g *Group) string { return g.Method }},
+		{"Models", modelsCell},
+		{"Runtime (s)", func(g *Group) string { return seconds(g.Runtime.Median) }},
+	}
+	for _, n := range names {
+		cols = append(cols, column[*Group]{n, func(g *Group) string { return meanSD(g.Metric(n)) }})
+	}
+	return cols
+}
+
+// genericData returns the columns of a generic table's CSV form: one per
+// parameter, the cost, and per metric n, mean, SD and the 95% confidence
+// interval of the mean (n 0 and empty cells for a metric a group lacks).
+func genericData(names, keys []string) []column[*Group] {
+	cols := []column[*Group]{{"suite", func(g *Group) string { return g.Suite }}}
+	for _, k := range keys {
+		cols = append(cols, column[*Group]{k, func(g *Group) string { v, _ := g.Param(k); return v }})
+	}
+	cols = append(cols,
+		column[*Group]{"method", func(g *Group) string { return g.Method }},
+		column[*Group]{"models", func(g *Group) string { return strconv.Itoa(len(g.Models)) }},
+		column[*Group]{"incomplete", func(g *Group) string { return strconv.Itoa(len(g.Incomplete)) }},
+		column[*Group]{"runtime_median_s", func(g *Group) string { return num(g.Runtime.Median) }},
+		column[*Group]{"runtime_mean_s", func(g *Group) string { return num(g.Runtime.Mean) }},
+		column[*Group]{"runtime_sd_s", func(g *Group) string { return num(g.Runtime.SD) }},
+		column[*Group]{"model_calls_mean", func(g *Group) string { return num(g.ModelCalls.Mean) }},
+		column[*Group]{"instance_evals_mean", func(g *Group) string { return num(g.InstanceEvals.Mean) }})
+	for _, n := range names {
+		stat := func(f func(Summary) string, missing string) func(*Group) string {
+			return func(g *Group) string {
+				if s, ok := g.Metric(n); ok {
+					return f(s)
+				}
+				return missing
+			}
+		}
+		cols = append(cols,
+			column[*Group]{n + "_n", stat(func(s Summary) string { return strconv.Itoa(s.N) }, "0")},
+			column[*Group]{n + "_mean", stat(func(s Summary) string { return num(s.Mean) }, "")},
+			column[*Group]{n + "_sd", stat(func(s Summary) string { return num(s.SD) }, "")},
+			column[*Group]{n + "_ci95_low", stat(func(s Summary) string { lo, _ := s.CI95(); return num(lo) }, "")},
+			column[*Group]{n + "_ci95_high", stat(func(s Summary) string { _, hi := s.CI95(); return num(hi) }, "")})
+	}
+	return cols
 }
 
 // paperModelsCSV is the paper's model count, empty when the paper gives

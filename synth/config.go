@@ -56,6 +56,11 @@ type Config struct {
 	// Bernoulli feature keeps one p). The default (false) is the
 	// window-dependent data of the paper's experiments.
 	WindowIndependent bool `json:"window_independent"`
+	// Aggregator, if non-nil, is every feature's aggregator in place of one
+	// drawn uniformly from the four kinds (the draw is still made, so the
+	// other choices come from the same streams). Max gives worlds whose
+	// per-instance truth (Model.InstanceTruth) differs from the global one.
+	Aggregator *Aggregator `json:"aggregator,omitempty"`
 }
 
 // Noise is the multiplier β applied to the irrelevant features' terms,
@@ -165,6 +170,9 @@ func (c Config) validate() error {
 	}
 	if c.Task != tempora.Regression && c.Task != tempora.Classification {
 		return fmt.Errorf("synth: unknown task %d", int(c.Task))
+	}
+	if a := c.Aggregator; a != nil && (*a < 0 || int(*a) >= len(aggregatorNames)) {
+		return fmt.Errorf("synth: invalid aggregator %d", int(*a))
 	}
 	return c.Noise.validate()
 }

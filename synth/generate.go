@@ -120,7 +120,7 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 		ok := false
 		for attempt := 0; attempt < maxAttempts && !ok; attempt++ {
 			rng := tempora.NewRand(seed, "synth", "feature", strconv.Itoa(j), strconv.Itoa(attempt))
-			g, f := drawFeature(master, rng, L, cfg.WindowIndependent)
+			g, f := drawFeature(master, rng, L, cfg.WindowIndependent, cfg.Aggregator)
 			if ok = varies(g, &f, rng, L); ok {
 				g.Attempt = attempt
 				gens[j], funcs[j], rngs[j] = g, f, rng
@@ -219,8 +219,11 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 // drawFeature draws a candidate feature: the feature-level choices from the
 // master stream, then the window, the function and the process from the
 // candidate's private stream rng.
-func drawFeature(master, rng *rand.Rand, l int, independent bool) (*Generator, FeatureFunction) {
+func drawFeature(master, rng *rand.Rand, l int, independent bool, fixed *Aggregator) (*Generator, FeatureFunction) {
 	agg := Aggregator(master.IntN(4))
+	if fixed != nil {
+		agg = *fixed
+	}
 	typ := drawType(master, agg)
 	states := 0
 	if agg == Max && typ == Categorical {

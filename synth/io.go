@@ -14,6 +14,7 @@ import (
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Files of a saved problem and the format versions of the JSON files.
@@ -223,7 +224,7 @@ func strictUnmarshal(b []byte, v any) error {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a problem's JSON file")
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
@@ -298,6 +299,10 @@ func Load(dir string) (*Problem, error) {
 	}
 
 	df := filepath.Join(dir, DataFile)
+	tf := filepath.Join(dir, TargetsFile)
+	if err := regularFiles(df, tf); err != nil {
+		return nil, err
+	}
 	x, err := dataio.ReadTensorNPY(df)
 	if err != nil {
 		return nil, errmsg.Wrap(err, "synth") // the message names the file
@@ -308,7 +313,6 @@ func Load(dir string) (*Problem, error) {
 	if x.M > cfg.Instances {
 		return nil, fmt.Errorf("synth: %s: %d instances, more than the %d generated", df, x.M, cfg.Instances)
 	}
-	tf := filepath.Join(dir, TargetsFile)
 	y, err := dataio.ReadVectorNPY(tf)
 	if err != nil {
 		return nil, errmsg.Wrap(err, "synth")

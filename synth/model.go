@@ -480,3 +480,50 @@ func label(f, tau float64) float64 {
 	}
 	return 0
 }
+
+// InstanceTruth writes the per-instance truth of the instances of x into
+// dst, M × D × L in the layout of x: the cells that move instance i's
+// output. For a relevant feature aggregated by Max these are the window's
+// cells holding its maximum (the argmax timestep; every one of them when
+// tied), since changing any other cell a little leaves the output
+// unchanged; for Average and the weighted sums, every cell of the window.
+// Irrelevant features have no true cells (their terms are noise, scaled by
+// β). Summed over instances the true cells of a relevant feature lie in its
+// window, the global truth; under Max an instance's truth is usually one
+// cell of it.
+func (m *Model) InstanceTruth(dst []bool, x *tempora.Tensor) error {
+	if x == nil {
+		return m.check(0, x)
+	}
+	if err := m.check(x.M, x); err != nil {
+		return err
+	}
+	n := m.d * m.l
+	if len(dst) != x.M*n {
+		return fmt.Errorf("synth: %d truth values for %d instances × %d features × %d timesteps", len(dst), x.M, m.d, m.l)
+	}
+	clear(dst)
+	for i := range x.M {
+		row := x.Data[i*n : (i+1)*n]
+		for k := range m.feats {
+			f := &m.feats[k]
+			if !f.Relevant {
+				continue
+			}
+			if f.Aggregator != Max {
+				for c := f.lo; c < f.hi; c++ {
+					dst[i*n+c] = true
+				}
+				continue
+			}
+			v := row[f.lo]
+			for _, u := range row[f.lo+1 : f.hi] {
+				v = max(v, u)
+			}
+			for c := f.lo; c < f.hi; c++ {
+				dst[i*n+c] = row[c] == v
+			}
+		}
+	}
+	return nil
+}

@@ -1,39 +1,29 @@
 #!/usr/bin/env python3
-"""Score a tempora suite's problems with a method written in Python.
+"""Benchmark an explanation method written in Python against tempora's.
 
-This is the whole loop for an explanation method that lives outside Go,
-in Python with NumPy and the tempora package (python/ in the repository,
-used from the source tree when it is not installed):
+The method here is mean occlusion: each feature-timestep cell in turn is
+replaced by its mean over the instances, and its score is the increase in
+mean loss. It sees each problem's data, task and black-box model (predict,
+served by tempora), never the ground truth. The tempora package does the
+rest (python/ in the repository, used from the source tree when it is not
+installed; pandas from Debian's python3-pandas):
 
-    tempora problems -suite table1 -quick -models 2 -out problems
-    python3 examples/python/score_problems.py problems
-    tempora evaluate -problems problems -scores ext.json -method ext -out ext-run
-    tempora run -suite table1 -quick -models 2 -methods TIME -out run
-    tempora report -in ext-run,run
+    python3 examples/python/score_problems.py --suite table1 --quick --models 2
 
-"tempora problems" writes every problem of the suite (data.npy, targets.npy,
-truth.json, ...) and problems/index.json. This script explains each problem
-with mean occlusion (each feature-timestep cell in turn replaced by its mean
-over the instances; its score is the increase in mean loss), querying the
-problem's black-box model through tempora.Problem, which runs "tempora
-serve -problem DIR" and speaks the model protocol of docs/protocol.md. It
-writes DIR/ext.json: {"cells": D rows of L scores, "accounting": {...}}, the
-score format "tempora evaluate" reads, with the cost it measured. The
-evaluated records then sit beside a run of the same suite and seed, and the
-report gives "ext" its own rows next to TIME.
-
-The script uses none of the ground truth tempora.Problem loads: only the
-task.
+tempora.problems writes the suite's problems; tempora.evaluate runs the
+method on each, scores its outputs against the truth, runs the compared
+built-in methods on the same problems, and returns the comparison as a
+DataFrame (mean and standard error over models of every metric). The
+records and the report stay in --dir (runs/ext, builtin, report).
 
 Usage:
-    python3 score_problems.py PROBLEMS_DIR [--tempora PATH] [--scores NAME]
+    python3 score_problems.py [--suite S] [--quick] [--models N] [--seed N]
+        [--grid SPEC] [--compare M1,M2] [--dir DIR] [--tempora PATH]
 """
 
 import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -44,20 +34,6 @@ except ImportError:  # not installed: the package of this source tree
     import tempora
 
 
-class CountingModel:
-    """A problem's model, counting the calls and instances it evaluates."""
-
-    def __init__(self, problem):
-        self.problem = problem
-        self.calls = 0
-        self.evaluations = 0
-
-    def predict(self, batch):
-        self.calls += 1
-        self.evaluations += len(batch)
-        return self.problem.predict(batch)
-
-
 def mean_loss(task, y, pred):
     """Mean squared error, or binary cross-entropy with clipped probabilities."""
     if task == "classification":
@@ -66,49 +42,39 @@ def mean_loss(task, y, pred):
     return float(np.mean((y - pred) ** 2))
 
 
-def occlusion(model, x, y, task):
-    """Mean occlusion scores: a D x L list of lists."""
+def occlusion(problem):
+    """Mean occlusion scores of a problem: a features x timesteps array."""
+    x, y = problem.X, problem.y
     _, d, l = x.shape
-    base = mean_loss(task, y, model.predict(x))
-    cells = []
+    base = mean_loss(problem.task, y, problem.predict(x))
+    cells = np.zeros((d, l))
     for j in range(d):
-        row = []
         for t in range(l):
             occluded = x.copy()
             occluded[:, j, t] = x[:, j, t].mean()
-            row.append(mean_loss(task, y, model.predict(occluded)) - base)
-        cells.append(row)
+            cells[j, t] = mean_loss(problem.task, y, problem.predict(occluded)) - base
     return cells
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("problems", help="directory written by tempora problems")
+    ap.add_argument("--suite", default="table1")
+    ap.add_argument("--quick", action="store_true", help="the suite's quick scale")
+    ap.add_argument("--models", type=int, default=None, help="models per setting (default: the suite's)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--grid", default=None, help="the grid suite's sweep")
+    ap.add_argument("--compare", default=None, help="built-in methods to compare (default: the suite's)")
+    ap.add_argument("--dir", default=None, help="where problems, records and report go (default: a temporary one)")
     ap.add_argument("--tempora", default=None, help="the tempora program (default: $TEMPORA, else tempora on PATH)")
-    ap.add_argument("--scores", default="ext.json", help="score file to write in each problem directory")
     args = ap.parse_args()
 
-    with open(os.path.join(args.problems, "index.json")) as f:
-        index = json.load(f)
-    if index.get("format") != "tempora-problems/1":
-        sys.exit("score_problems: %s/index.json has format %r" % (args.problems, index.get("format")))
-    done = set()
-    for entry in index["problems"]:
-        d = os.path.join(args.problems, entry["dir"])
-        if d in done:  # settings that analyse the same data share a directory
-            continue
-        done.add(d)
-        start = time.monotonic()
-        with tempora.Problem(d, binary=args.tempora) as problem:
-            model = CountingModel(problem)
-            cells = occlusion(model, problem.X, problem.y, problem.task)
-        out = {"cells": cells, "accounting": {
-            "runtime_seconds": time.monotonic() - start,
-            "model_calls": model.calls, "instance_evaluations": model.evaluations}}
-        with open(os.path.join(d, args.scores), "w") as f:
-            json.dump(out, f)
-        print("%s: %d x %d scores from %d model calls" % (entry["dir"], len(cells), len(cells[0]), model.calls),
-              file=sys.stderr)
+    with tempora.problems(args.suite, quick=args.quick, models=args.models, seed=args.seed, grid=args.grid,
+                          dir=args.dir, binary=args.tempora) as probs:
+        compare = args.compare.split(",") if args.compare is not None else None
+        df = tempora.evaluate(probs, occlusion, method="ext", compare=compare)
+    metrics = ["feature-power", "feature-fdr", "timestep-auroc", "timestep-auprc"]
+    print(df[[c for m in metrics for c in (m, m + "_se")]].to_string(float_format="%.3f"))
+    print("records and report in", probs.dir, file=sys.stderr)
 
 
 if __name__ == "__main__":

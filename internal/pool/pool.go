@@ -34,12 +34,13 @@ func Run(ctx context.Context, workers, n int, work func(w, k int) error) error {
 	}
 	workers = min(Workers(workers), n)
 	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		mu     sync.Mutex
-		errK   = n
-		first  error
-		wg     sync.WaitGroup
+		next      atomic.Int64
+		failed    atomic.Bool
+		cancelled atomic.Bool
+		mu        sync.Mutex
+		errK      = n
+		first     error
+		wg        sync.WaitGroup
 	)
 	for w := range workers {
 		wg.Go(func() {
@@ -49,6 +50,8 @@ func Run(ctx context.Context, workers, n int, work func(w, k int) error) error {
 					return
 				}
 				if ctx.Err() != nil {
+					// Item k was taken but never ran.
+					cancelled.Store(true)
 					failed.Store(true)
 					return
 				}
@@ -68,7 +71,7 @@ func Run(ctx context.Context, workers, n int, work func(w, k int) error) error {
 	if first != nil {
 		return first
 	}
-	if int(next.Load()) < n {
+	if cancelled.Load() || int(next.Load()) < n {
 		// Some item never ran: only a done context stops the pool without
 		// an error.
 		return ctx.Err()

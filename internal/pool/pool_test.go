@@ -61,9 +61,15 @@ func TestRunLowestError(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := Run(ctx, 2, 10, func(_, _ int) error { return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	// Every shape, including as many workers as items or more: a worker
+	// that takes an item and then sees the done context must not count it
+	// as run.
+	for _, c := range []struct{ workers, n int }{{1, 1}, {2, 1}, {8, 2}, {1, 2}, {2, 10}} {
+		ran := false
+		err := Run(ctx, c.workers, c.n, func(_, _ int) error { ran = true; return nil })
+		if !errors.Is(err, context.Canceled) || ran {
+			t.Fatalf("workers %d, n %d: err = %v, ran = %v; want context.Canceled and no item run", c.workers, c.n, err, ran)
+		}
 	}
 	if err := Run(ctx, 2, 0, func(_, _ int) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("n = 0: err = %v, want context.Canceled", err)

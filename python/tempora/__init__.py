@@ -14,12 +14,16 @@ e.to_dataframe(), e.plot() and the notebook table show the result.
 method_table() lists the program's methods and their parameters, and
 method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
-scores explanations against the truth (evaluate). serve(predict) makes a
+scores explanations against the truth (evaluate). problems(suite=...)
+writes a suite's problems, and evaluate(problems, my_method) benchmarks a
+Python method against tempora's on them (a pandas DataFrame). serve(predict) makes a
 script a model program for ``tempora explain -model-cmd``; Client is the
 other side, for a program such as ``tempora serve``.
 """
 
+from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
+from ._calls import ModelInterrupt, ModelTimeoutError
 from ._explain import Duration, Hierarchy, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature
 from ._help import method_doc
@@ -31,8 +35,7 @@ from ._scoring import Scores, evaluate, feature_scores, top_features
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodTable",
-    "ModelError", "Param", "Predict", "Problem", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
-    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "serve",
-    "top_features",
+    "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
+    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
+    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

@@ -27,7 +27,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _input, _progress, _protocol
+from . import _calls, _input, _progress, _protocol
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -297,6 +297,16 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
 
     On KeyboardInterrupt the program and the model processes are stopped
     before the interrupt propagates.
+
+    predict runs in a helper thread of this process (the same one for every
+    batch) while the calling thread waits, so that neither a hung predict
+    nor Ctrl-C can block the caller: a call longer than model_timeout
+    raises ModelTimeoutError (a ModelError), a KeyboardInterrupt during a
+    call raises ModelInterrupt (a KeyboardInterrupt); both name the call and
+    the batch size. Python cannot stop a thread, so such a call is left
+    running in its (daemon) thread until predict returns. With
+    model_timeout=0 predict runs in the calling thread instead (for models
+    that need it), and a hung predict then blocks the caller.
     """
     shared_bytes = options.pop("_shared_bytes", None)  # for tests
     for key in sorted(options):
@@ -380,15 +390,17 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             with open(h_path, "w", encoding="utf-8") as f:
                 json.dump(hierarchy, f)
         args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
+        guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
-            return _run(args, predict, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
                         out_path, reporter)
         except TemporaError as exc:
             raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                  h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
         finally:
             reporter.close()
+            guard.close()
 
 
 def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
@@ -410,7 +422,11 @@ def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
         msg = msg.replace(flag + " ", name + " ").replace(flag + ":", name + ":")
     if msg == str(exc):
         return exc
-    return type(exc)(msg)
+    try:
+        renamed = type(exc)(msg)
+    except TypeError:  # an exception class with other arguments
+        return exc
+    return renamed
 
 
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
@@ -477,6 +493,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
     if proc.returncode != 0:
         msg = tail.error_message(proc.returncode)
         if first is not None:
+            _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
         if "model reported an error" in msg or "model process exited" in msg:
             raise ModelError(msg)

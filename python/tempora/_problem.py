@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, NoReturn, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Tuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,9 @@ from ._explain import _own_flags
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
 from ._scoring import Scores, evaluate
+
+
+_S = TypeVar("_S", bound="_ModelServer")
 
 
 @dataclass(frozen=True)
@@ -32,67 +35,29 @@ class TruthFeature:
     window_ordering_important: bool  # the order within its window matters
 
 
-class Problem:
-    """A synthetic problem directory (data.npy, targets.npy, model.json,
-    truth.json, problem.json), loaded with its ground truth.
+def truth_features(truth: Dict[str, Any]) -> List[TruthFeature]:
+    """The features of a parsed truth.json (written by tempora synth)."""
+    return [TruthFeature(
+        index=int(f["index"]), name=f["name"], relevant=bool(f["relevant"]),
+        window=(int(f["window"][0]), int(f["window"][1])), effect_size=float(f["effect_size"]),
+        ordering_important=bool(f["ordering_important"]),
+        window_ordering_important=bool(f["window_ordering_important"]),
+    ) for f in truth["features"]]
 
-    Attributes:
-        path: the directory.
-        X: the data, float64 array of shape (instances, features, timesteps).
-        y: the targets, shape (instances,).
-        task: "regression" or "classification".
-        truth: one TruthFeature per feature, in index order.
-        config: the generator configuration (problem.json's "config").
-        seed: the generator seed.
 
-    predict(batch) (also problem(batch)) evaluates the problem's model
-    through a long-lived ``tempora serve -problem DIR`` process, started on
-    first use; close() ends it (a Problem is also a context manager).
-    explain(...) explains the problem's model with the program directly.
-    """
+class _ModelServer:
+    """The model of a synthetic problem directory (self.path), served by a
+    long-lived ``tempora serve -problem DIR`` process started on first use:
+    predict(batch) (also self(batch)), close(), a context manager."""
 
-    def __init__(self, path: StrPath, binary: Optional[StrPath] = None) -> None:
-        self.path: str = os.fspath(path)
-        self._binary = binary
+    path: str
+    _binary: Optional[StrPath]
 
-        def load_json(name: str) -> Any:
-            p = os.path.join(self.path, name)
-            try:
-                with open(p, encoding="utf-8") as f:
-                    return json.load(f)
-            except FileNotFoundError:
-                raise FileNotFoundError("%s: not a synthetic problem directory (no %s; see tempora synth)"
-                                        % (self.path, name)) from None
-
-        truth = load_json("truth.json")
-        self.info = load_json("problem.json")
-        self.config: Dict[str, Any] = self.info.get("config", {})
-        self.seed: Optional[int] = self.info.get("seed")
-        self.task: str = truth["task"]
-        self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
-        self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
-        self.truth = [TruthFeature(
-            index=int(f["index"]), name=f["name"], relevant=bool(f["relevant"]),
-            window=(int(f["window"][0]), int(f["window"][1])), effect_size=float(f["effect_size"]),
-            ordering_important=bool(f["ordering_important"]),
-            window_ordering_important=bool(f["window_ordering_important"]),
-        ) for f in truth["features"]]
-        if self.X.ndim != 3 or self.X.shape[1] != len(self.truth) or self.y.shape != (self.X.shape[0],):
-            raise ValueError("%s: data %s, targets %s and %d truth features disagree"
-                             % (self.path, self.X.shape, self.y.shape, len(self.truth)))
+    def _init_server(self) -> None:
         self._lock = threading.Lock()
         self._proc: Optional["subprocess.Popen[bytes]"] = None
         self._client: Optional[_protocol.Client] = None
         self._tail: Optional[StderrTail] = None
-
-    @property
-    def feature_names(self) -> List[str]:
-        return [f.name for f in self.truth]
-
-    @property
-    def relevant(self) -> List[str]:
-        """Names of the features the model uses."""
-        return [f.name for f in self.truth if f.relevant]
 
     def _start(self) -> _protocol.Client:
         exe = find_binary(self._binary)
@@ -131,26 +96,6 @@ class Problem:
 
     __call__ = predict
 
-    def explain(self, method: Optional[str] = None, *, verbose: bool = False, **options: Any) -> Explanation:
-        """Explain the problem's model on its data with the program
-        (``tempora explain -problem DIR``); options as for tempora.explain
-        (the method's parameters, seed, workers, hierarchy as a path)."""
-        table = method_table(self._binary)
-        m = table.lookup(method) if method is not None else table.default_method()
-        with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
-            json_path = os.path.join(tmp, "explanation.json")
-            args = ["explain", "-problem", self.path, "-method", m.name, "-json", json_path]
-            report = run(args + command_flags(table, m, options, _own_flags(args), "Problem.explain()"),
-                         binary=self._binary, verbose=verbose)
-            with open(json_path, "rb") as f:
-                return Explanation(f.read().decode("utf-8"), report=report)
-
-    def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
-        """Score an explanation (or a features x timesteps matrix of cell
-        scores) against the problem's ground truth with the benchmark's
-        metrics: tempora.evaluate on this problem."""
-        return evaluate(self.path, scores, method=method, mode=mode, binary=self._binary)
-
     def _stop(self, kill: bool = False, timeout: float = 5.0) -> None:
         proc = self._proc
         self._proc = self._client = None
@@ -177,7 +122,7 @@ class Problem:
             if self._tail is not None:
                 self._tail.join()
 
-    def __enter__(self) -> "Problem":
+    def __enter__(self: _S) -> _S:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -189,6 +134,83 @@ class Problem:
                 self._stop(kill=True)
         except Exception:
             pass
+
+
+class Problem(_ModelServer):
+    """A synthetic problem directory (data.npy, targets.npy, model.json,
+    truth.json, problem.json), loaded with its ground truth.
+
+    Attributes:
+        path: the directory.
+        X: the data, float64 array of shape (instances, features, timesteps).
+        y: the targets, shape (instances,).
+        task: "regression" or "classification".
+        truth: one TruthFeature per feature, in index order.
+        config: the generator configuration (problem.json's "config").
+        seed: the generator seed.
+
+    predict(batch) (also problem(batch)) evaluates the problem's model
+    through a long-lived ``tempora serve -problem DIR`` process, started on
+    first use; close() ends it (a Problem is also a context manager).
+    explain(...) explains the problem's model with the program directly.
+    """
+
+    def __init__(self, path: StrPath, binary: Optional[StrPath] = None) -> None:
+        self.path: str = os.fspath(path)
+        self._binary = binary
+
+        def load_json(name: str) -> Any:
+            p = os.path.join(self.path, name)
+            try:
+                with open(p, encoding="utf-8") as f:
+                    return json.load(f)
+            except FileNotFoundError:
+                raise FileNotFoundError("%s: not a synthetic problem directory (no %s; see tempora synth)"
+                                        % (self.path, name)) from None
+
+        truth = load_json("truth.json")
+        self.info = load_json("problem.json")
+        self.config: Dict[str, Any] = self.info.get("config", {})
+        self.seed: Optional[int] = self.info.get("seed")
+        self.task: str = truth["task"]
+        self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
+        self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
+        self.truth = truth_features(truth)
+        if self.X.ndim != 3 or self.X.shape[1] != len(self.truth) or self.y.shape != (self.X.shape[0],):
+            raise ValueError("%s: data %s, targets %s and %d truth features disagree"
+                             % (self.path, self.X.shape, self.y.shape, len(self.truth)))
+        self._init_server()
+
+    @property
+    def feature_names(self) -> List[str]:
+        return [f.name for f in self.truth]
+
+    @property
+    def relevant(self) -> List[str]:
+        """Names of the features the model uses."""
+        return [f.name for f in self.truth if f.relevant]
+
+    def explain(self, method: Optional[str] = None, *, verbose: bool = False, **options: Any) -> Explanation:
+        """Explain the problem's model on its data with the program
+        (``tempora explain -problem DIR``); options as for tempora.explain
+        (the method's parameters, seed, workers, hierarchy as a path)."""
+        table = method_table(self._binary)
+        m = table.lookup(method) if method is not None else table.default_method()
+        with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
+            json_path = os.path.join(tmp, "explanation.json")
+            args = ["explain", "-problem", self.path, "-method", m.name, "-json", json_path]
+            report = run(args + command_flags(table, m, options, _own_flags(args), "Problem.explain()"),
+                         binary=self._binary, verbose=verbose)
+            with open(json_path, "rb") as f:
+                return Explanation(f.read().decode("utf-8"), report=report)
+
+    def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
+        """Score an explanation (or a features x timesteps matrix of cell
+        scores, or instances x features x timesteps per-instance
+        attributions of the first instances) against the problem's ground
+        truth with the benchmark's metrics: tempora.evaluate on this
+        problem."""
+        return evaluate(self.path, scores, method=method, mode=mode, binary=self._binary)
 
     def __repr__(self) -> str:
         return "<Problem %s: %s, %d x %d x %d, relevant %s>" % (

@@ -11,9 +11,9 @@
 // compares
 //
 //   - RUN/records: the same record files, each equal as JSON once its
-//     runtime_seconds field and that of its explanation's accounting are
-//     removed (every other field, metrics and explanation cells included,
-//     must match exactly);
+//     runtime_seconds field, that of its explanation's accounting and its
+//     checksum (which covers them) are removed (every other field, metrics
+//     and explanation cells included, must match exactly);
 //   - RUN/report: the same files, byte for byte, except that in markdown
 //     tables the cells of "Runtime (s)" columns, and in CSV files the
 //     columns whose name starts with "runtime_", are blanked first.
@@ -173,7 +173,8 @@ func clip(s string) string {
 
 // normaliseRecord removes the wall times from a record (its
 // runtime_seconds and, if it holds an explanation, the explanation's
-// accounting.runtime_seconds) and re-encodes it with sorted keys.
+// accounting.runtime_seconds) and its checksum, which covers them, and
+// re-encodes it with sorted keys.
 func normaliseRecord(path string, b []byte) ([]byte, error) {
 	if filepath.Ext(path) != ".json" {
 		return b, nil
@@ -188,6 +189,7 @@ func normaliseRecord(path string, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("no runtime_seconds field: not a record?")
 	}
 	delete(m, "runtime_seconds")
+	delete(m, "checksum")
 	if e, ok := m["explanation"].(map[string]any); ok {
 		if a, ok := e["accounting"].(map[string]any); ok {
 			delete(a, "runtime_seconds")

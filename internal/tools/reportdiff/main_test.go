@@ -9,14 +9,15 @@ import (
 
 const (
 	testRecord = `{
- "format": "tempora-record/1",
+ "format": "tempora-record/2",
  "suite": "table1",
  "model": 0,
  "method": "TIME",
  "metrics": [{"name": "feature-power", "value": 0.8}],
  "runtime_seconds": 0.125,
  "model_calls": 2706,
- "explanation": {"cells": [[0.5, 0]], "accounting": {"model_calls": 2706, "runtime_seconds": 0.124}}
+ "explanation": {"cells": [[0.5, 0]], "accounting": {"model_calls": 2706, "runtime_seconds": 0.124}},
+ "checksum": "sha256:aaaa"
 }
 `
 	testTable = `# tempora report
@@ -80,6 +81,7 @@ func TestCompareRuns(t *testing.T) {
 		{"identical", same, 0},
 		{"record runtime", replaceIn("records/table1/model=0/method=TIME.json", `0.125`, `7.5`), 0},
 		{"explanation runtime", replaceIn("records/table1/model=0/method=TIME.json", `0.124`, `7.4`), 0},
+		{"checksum (covers the runtime)", replaceIn("records/table1/model=0/method=TIME.json", `sha256:aaaa`, `sha256:bbbb`), 0},
 		{"table runtime", replaceIn("report/index.md", "| 0.092 |", "| 0.31 |"), 0},
 		{"csv runtimes", replaceIn("report/tables/suite-table1.csv", "0.092,0.026", "0.5,0.1"), 0},
 
