@@ -48,16 +48,17 @@ test-python: build
 	$(PYINSTALL)
 	cd python/tests && TEMPORA=$(abspath $(BIN)) $(abspath $(PYVENV))/bin/python -m unittest discover -v
 
-# test-notebook executes the notebooks of examples/notebooks headlessly
+# test-notebook executes examples/notebooks/explain_pytorch.ipynb headlessly
 # (examples/notebooks/run.py: nbclient, in a kernel running the virtual
-# environment's Python) with the package installed as test-python installs
-# it and TEMPORA unset, so that they use the program built into the package;
+# environment's Python; benchmark.ipynb runs in test-python) with the
+# package installed as test-python installs it and TEMPORA unset, so that
+# it uses the program built into the package;
 # a failing cell fails the target. It needs Debian's python3-nbclient and
 # python3-ipykernel, and the notebook's python3-pandas, python3-matplotlib
 # and python3-torch. Measured: about 25 s on the 2-core machine under load.
 test-notebook: build
 	$(PYINSTALL)
-	env -u TEMPORA $(PYVENV)/bin/python examples/notebooks/run.py
+	env -u TEMPORA $(PYVENV)/bin/python examples/notebooks/run.py examples/notebooks/explain_pytorch.ipynb
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.
