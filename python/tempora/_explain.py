@@ -195,7 +195,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         for the positive class is found through the model's ``classes_``. A
         PyTorch module is called under ``torch.no_grad()`` with a tensor of
         its parameters' dtype and device and must output probabilities
-        (wrap a logit model as ``nn.Sequential(model, nn.Sigmoid())``); a
+        (wrap a logit model as ``nn.Sequential(model, nn.Sigmoid())``) and
+        be in evaluation mode (``model.eval()``; a warning says if not); a
         Keras-style model through ``predict(x, verbose=0)``. The batch is
         only valid during the call (it may be a view of shared memory), and
         predict must give each instance the same prediction whatever batch

@@ -9,6 +9,7 @@ argument of tempora.explain at fault and what was expected.
 """
 
 import sys
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -294,6 +295,10 @@ def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, A
     PyTorch module, or a Keras-style model."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(model, torch.nn.Module):
+        if model.training:
+            warnings.warn("predict: the PyTorch module is in training mode, where dropout and batch normalisation "
+                          "make its predictions depend on the batch; call model.eval() before explaining it",
+                          RuntimeWarning, stacklevel=3)
         return Adapted(model, "torch", layout, task, 1)
     mod = type(model).__module__ or ""
     if mod.split(".")[0] in ("keras", "tensorflow", "tf_keras") and hasattr(model, "predict"):

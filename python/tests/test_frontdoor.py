@@ -130,6 +130,9 @@ class InputTest(unittest.TestCase):
                 return torch.sigmoid(3.0 * x[:, 0, -3:].mean(1) + 2.0 * x[:, 2, :].mean(1))
 
         net = Net().double()
+        with self.assertWarnsRegex(RuntimeWarning, r"training mode.*model\.eval\(\)"):
+            _input.as_predict(net, "classification", "ndl", None)
+        net.eval()
         e = tempora.explain(net, torch.from_numpy(self.X), torch.from_numpy(self.y01.astype(float)),
                             task="classification", **fast())
         self.same(e, rtol=1e-6)
