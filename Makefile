@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference clean
+.PHONY: build test test-python test-notebook test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -39,10 +39,26 @@ test-slurm: build
 PYTHON := /usr/bin/python3
 PYVENV := $(OUT)/venv-python
 
-test-python: build
-	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
+# The package's build hook (python/setup.py) also builds the tempora program
+# into the package, reusing the build cache that make build filled.
+PYINSTALL = test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV); \
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check --no-index --no-build-isolation ./python
+
+test-python: build
+	$(PYINSTALL)
 	cd python/tests && TEMPORA=$(abspath $(BIN)) $(abspath $(PYVENV))/bin/python -m unittest discover -v
+
+# test-notebook executes examples/notebooks/explain_pytorch.ipynb headlessly
+# (examples/notebooks/run.py: nbclient, in a kernel running the virtual
+# environment's Python; benchmark.ipynb runs in test-python) with the
+# package installed as test-python installs it and TEMPORA unset, so that
+# it uses the program built into the package;
+# a failing cell fails the target. It needs Debian's python3-nbclient and
+# python3-ipykernel, and the notebook's python3-pandas, python3-matplotlib
+# and python3-torch. Measured: about 25 s on the 2-core machine under load.
+test-notebook: build
+	$(PYINSTALL)
+	env -u TEMPORA $(PYVENV)/bin/python examples/notebooks/run.py examples/notebooks/explain_pytorch.ipynb
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.

@@ -57,3 +57,8 @@ func (p *permRun) Explain(ctx context.Context, m tempora.Model, data *tempora.Da
 	p.res = r
 	return r.Explanation(false), nil
 }
+
+// EstimateEvals implements method.Estimator with PERM's estimate.
+func (p *permRun) EstimateEvals(data *tempora.Dataset) (int64, bool) {
+	return p.cfg.EstimateEvals(data)
+}

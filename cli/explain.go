@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,12 @@ window of timesteps it matters in, whether the timing of its values matters
 window matters ("window ordering", TIME's ordering claim); for a
 method that only scores, each feature's score (the mean |score| of its
 non-zero cells) and its peak timestep. Progress and timing go to standard
-error.
+error: the instance evaluations done against the method's estimate (exact, or
+an upper bound such as TIME's, whose sequential tests usually stop well before
+their caps) with the time left at the rate so far, as one updating line on a
+terminal and a line every few seconds otherwise; -quiet silences it and
+-progress json writes it as JSON lines for programs. A run estimated above
+10⁹ instance evaluations is announced with a warning at its start.
 
 The model and data come either from a synthetic problem (-problem DIR, written
 by "tempora synth"), in which case the explanation is followed by a comparison
@@ -80,6 +86,8 @@ type explainFlags struct {
 	seed                                 uint64
 	workers                              int
 	jsonOut, csvOut                      string
+	quiet                                bool
+	progress                             string
 	params                               map[string]*paramFlag
 }
 
@@ -102,6 +110,8 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")
 	fs.StringVar(&f.csvOut, "csv", "", "write the per-feature results as CSV to `file`")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress reports on standard error")
+	fs.StringVar(&f.progress, "progress", "text", "progress `format` on standard error: text (one updating line on a terminal, else a line every few seconds) or json (a JSON line twice a second, for programs)")
 }
 
 // explainOwnFlags returns a flag set holding only the flags of "tempora
@@ -190,7 +200,19 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	}
 	settings += fmt.Sprintf("seed %d", f.seed)
 	fmt.Fprintf(stderr, "tempora: explaining %s (%d × %d × %d, %v) with %s (%s)\n", source, data.X.M, data.X.D, data.X.L, data.Task, m.Name, settings)
+	total, exact, _ := method.EstimateEvals(ex, data)
+	if w := largeRunWarning(m.Name, total, exact); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	var prog *progressReporter
+	if !f.quiet {
+		prog = startProgress(stderr, f.progress, m.Name, total, exact)
+		model = prog.model(model)
+	}
 	e, err := method.Measure(ctx, ex, model, data)
+	if prog != nil {
+		prog.finish()
+	}
 	if err != nil {
 		return err
 	}
@@ -290,6 +312,8 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return usageErrorf("explain: -workers %d: want 0 (one per CPU) or more", f.workers)
 	case f.modelTimeout < 0:
 		return usageErrorf("explain: -model-timeout %v: want 0 (no limit) or more", f.modelTimeout)
+	case !slices.Contains(progressFormats, f.progress):
+		return usageErrorf("explain: -progress %q: want %s", f.progress, strings.Join(progressFormats, " or "))
 	}
 	return nil
 }

@@ -68,6 +68,7 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	o, shard := runFlags(fs)
 	out := fs.String("out", "", "output `directory` (required)")
 	list := fs.Bool("list", false, "list the suites and methods and exit")
+	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -94,6 +95,9 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 		return nil
 	}
 	opts.Out, opts.Progress = *out, stderr
+	if *quiet {
+		opts.Progress = nil
+	}
 	err = experiments.Run(ctx, opts)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("run: %s; %s", interruption(ctx), resumeHint)

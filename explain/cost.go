@@ -51,14 +51,19 @@ func (c TIME) Estimate(data *tempora.Dataset) (Cost, error) {
 }
 
 // EstimateEvals returns the worst-case number of instance evaluations of c
-// on data, and false when it cannot be estimated (invalid configuration or
-// data) or does not fit an int64.
+// on data (Cost.InstanceEvals, saturated at math.MaxInt64), or 0 when it
+// cannot be estimated (invalid configuration or data), and false: the
+// estimate is an upper bound, not exact (it implements method.Estimator,
+// which the command line's progress reports use).
 func (c TIME) EstimateEvals(data *tempora.Dataset) (int64, bool) {
 	cost, err := c.Estimate(data)
-	if err != nil || !(cost.InstanceEvals < math.MaxInt64) {
+	switch {
+	case err != nil:
 		return 0, false
+	case !(cost.InstanceEvals < math.MaxInt64):
+		return math.MaxInt64, false
 	}
-	return int64(cost.InstanceEvals), true
+	return int64(cost.InstanceEvals), false
 }
 
 // capOf returns the cap of a test in a family of m tests, as maxDraws, in

@@ -7,9 +7,12 @@
     e.features[0].window      # (start, end) where feature 0 matters
 
 explain runs the tempora command-line program (binary=, the TEMPORA
-environment variable, or PATH) and answers its batches with predict from
-this process; method_table() lists the program's methods and their
-parameters. Problem(dir) loads a synthetic problem written by ``tempora
+environment variable, the program built into the package, or PATH) and
+answers its batches with predict from this process; it takes NumPy arrays
+and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
+e.to_dataframe(), e.plot() and the notebook table show the result.
+method_table() lists the program's methods and their parameters, and
+method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
 scores explanations against the truth (evaluate). problems(suite=...)
 writes a suite's problems, and evaluate(problems, my_method) benchmarks a
@@ -23,6 +26,7 @@ from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
 from ._explain import Duration, Hierarchy, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature
+from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
 from ._protocol import Client, Predict, ProtocolError, claim_stdout, serve
@@ -33,5 +37,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
     "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
-    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_table", "problems", "serve", "top_features",
+    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

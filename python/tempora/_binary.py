@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Deque, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Deque, List, Optional, Sequence, Union
 
 #: A path given as a string or an os.PathLike.
 StrPath = Union[str, "os.PathLike[str]"]
@@ -21,25 +21,34 @@ class ModelError(TemporaError):
     when it was raised in this process) or returned a wrong answer."""
 
 
+#: The program built into the package by its build hook (setup.py), if any.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "tempora")
+
+
 def find_binary(binary: Optional[StrPath] = None) -> str:
-    """Return the path of the tempora program: binary if given (a path, or
-    a name looked up on PATH), else the TEMPORA environment variable, else
-    ``tempora`` on PATH."""
-    candidates = []
+    """Return the path of the tempora program.
+
+    The program is, in this order: binary if given (a path, or a name
+    looked up on PATH); the TEMPORA environment variable; the program built
+    into the package when it was installed with Go present (``pip install
+    ./python`` from a clone); ``tempora`` on PATH.
+    """
     if binary is not None:
-        candidates.append(("binary=", os.fspath(binary)))
+        source, name = "binary=", os.fspath(binary)
     elif os.environ.get("TEMPORA"):
-        candidates.append(("TEMPORA", os.environ["TEMPORA"]))
+        source, name = "TEMPORA", os.environ["TEMPORA"]
+    elif os.path.isfile(BUNDLED) and os.access(BUNDLED, os.X_OK):
+        return BUNDLED
     else:
-        candidates.append(("PATH", "tempora"))
-    source, name = candidates[0]
+        source, name = "PATH", "tempora"
     path = name if os.sep in name else shutil.which(name)
     if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
         if source == "PATH":
             raise TemporaError(
-                "cannot find the tempora program on PATH: build it (make build, then use bin/tempora) or "
-                "go install github.com/tempora-dev/tempora/cmd/tempora@latest, and put it on PATH, set "
-                "TEMPORA=/path/to/tempora, or pass binary=")
+                "cannot find the tempora program: the package was installed without it (Go was not on PATH "
+                "when pip ran) and there is none on PATH. Install Go and reinstall the package from a clone of "
+                "the repository (pip install ./python), or build the program (go install ./cmd/tempora, or "
+                "make build for bin/tempora) and put it on PATH, set TEMPORA=/path/to/tempora, or pass binary=")
         raise TemporaError("the tempora program %r (from %s) is not an executable file" % (name, source))
     return os.path.abspath(path)
 
@@ -48,15 +57,20 @@ class StderrTail:
     """Reads a process's standard error on a thread, keeping the last lines
     and optionally copying them to sys.stderr."""
 
-    def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40) -> None:
+    def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40,
+                 on_line: Optional[Callable[[str], bool]] = None) -> None:
+        """on_line, if given, sees every line first; a line for which it
+        returns True is neither kept nor echoed (progress lines)."""
         self.lines: Deque[str] = collections.deque(maxlen=keep)
-        self._stream, self._echo = stream, echo
+        self._stream, self._echo, self._on_line = stream, echo, on_line
         self._thread = threading.Thread(target=self._run, name="tempora-stderr", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         for raw in iter(self._stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if self._on_line is not None and self._on_line(line):
+                continue
             self.lines.append(line)
             if self._echo:
                 try:

@@ -11,6 +11,7 @@ shared buffers").
 """
 
 import datetime
+import functools
 import json
 import mmap
 import multiprocessing
@@ -26,7 +27,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _calls, _protocol
+from . import _calls, _input, _progress, _protocol
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -154,56 +155,147 @@ def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_
         conn.close()
 
 
-def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task: Optional[str] = None,
-            method: Optional[str] = None, *, feature_names: Optional[Sequence[str]] = None,
-            hierarchy: Optional[Hierarchy] = None, seed: Optional[int] = None, workers: Optional[int] = None,
+#: scikit-learn's spellings of tempora's keywords, answered with a
+#: TypeError that names the tempora equivalent.
+_SKLEARN = {
+    "random_state": "seed= (an int: the run seed of every random stream)",
+    "n_jobs": "workers= (goroutines evaluating the model in the tempora program) or model_procs= (Python "
+              "processes answering batches in parallel)",
+    "n_repeats": "permutations= (TIME and PERM: the cap on permutations per test; TIME stops a test early once "
+                 "its outcome is clear unless sequential=False)",
+    "scoring": "task= (the loss follows the task: squared error for 'regression', cross-entropy of the "
+               "probability of the positive class for 'classification')",
+    "n_permutations": "permutations=",
+    "verbose_level": "progress= (True or False) or verbose= (the program's own messages)",
+    "max_samples": "samples= (LIME) or instances_explained= (LIME, TimeSHAP)",
+}
+
+
+def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
+            method: Optional[str] = None, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
+            classes: Optional[Sequence[Any]] = None, hierarchy: Optional[Hierarchy] = None,
+            seed: Optional[int] = None, workers: Optional[int] = None,
             model_procs: int = 1, model_factory: Optional[Callable[[], Predict]] = None, mp_context: str = "spawn",
             model_timeout: Optional[Duration] = None, binary: Optional[StrPath] = None, verbose: bool = False,
-            **options: Any) -> Explanation:
-    """Explain the model predict on data X with targets y; return an Explanation.
+            progress: bool = True, **options: Any) -> Explanation:
+    """Explain a model on data X with targets y.
 
-    predict(batch) receives a float64 array of shape (m, D, L) (instances,
-    features, timesteps) and returns m predictions: probabilities of class
-    1 for task="classification", values for task="regression" (any array
-    numpy.asarray accepts, shape (m,) or (m, 1); a PyTorch tensor is
-    detached first). It runs in this process, so a model held in a notebook
-    is used as is. The batch is only valid during the call (it may be a view
-    of shared memory); copy it to keep it. predict must give each instance
-    the same prediction whatever batch it comes in.
+    Parameters
+    ----------
+    predict : callable, estimator, torch.nn.Module or Keras-style model
+        The model. A function receives a float64 batch in the layout of X
+        (NumPy ``(m, D, L)`` for layout="ndl", ``(m, L, D)`` for "nld";
+        ``(m, D, L)`` for a DataFrame X) and returns m predictions:
+        probabilities of the positive class for task="classification",
+        values for "regression" (any array numpy.asarray accepts, shape
+        ``(m,)`` or ``(m, 1)``; ``(m, 2)`` class probabilities give the
+        positive column). An object with ``predict_proba`` (classification)
+        or ``predict`` (a scikit-learn estimator or pipeline) is called
+        through it, and so is a bound ``model.predict_proba``, whose column
+        for the positive class is found through the model's ``classes_``. A
+        PyTorch module is called under ``torch.no_grad()`` with a tensor of
+        its parameters' dtype and device and must output probabilities
+        (wrap a logit model as ``nn.Sequential(model, nn.Sigmoid())``) and
+        be in evaluation mode (``model.eval()``; a warning says if not); a
+        Keras-style model through ``predict(x, verbose=0)``. The batch is
+        only valid during the call (it may be a view of shared memory), and
+        predict must give each instance the same prediction whatever batch
+        it comes in. It runs in this process, so a model held in a notebook
+        is used as is.
+    X : numpy.ndarray, torch.Tensor or pandas.DataFrame
+        The data. An array has shape ``(instances, features, timesteps)``
+        (layout="ndl") or ``(instances, timesteps, features)``
+        (layout="nld"); the layout is never guessed. A DataFrame is wide
+        (rows indexed by a MultiIndex ``(instance, time)``, one column per
+        feature) or long (columns ``instance``, ``time`` (or ``timestep``),
+        ``feature``, ``value``; or ``instance``, ``time`` and one column per
+        feature); its feature names come from the columns (in a long
+        frame's feature column: sorted, or in the order of a categorical's
+        categories), instances and times are taken in sorted order, and
+        every instance needs every time.
+    y : array-like or pandas.Series
+        One target per instance (a Series is aligned with a DataFrame X by
+        its index). For classification, labels of any type: 0/1 values are
+        used as they are; otherwise the two distinct labels are sorted and
+        the second is the positive class (``classes=`` chooses), so False <
+        True, 0 < 1 and "no" < "yes".
+    task : {"regression", "classification"}
+        What predict returns (classification is binary).
+    method : str, optional
+        One of the program's methods (``tempora.method_table().names``,
+        without regard to case); by default TIME.
+    layout : {"ndl", "nld"}, default "ndl"
+        The axis order of a NumPy X (ignored for a DataFrame).
+    feature_names : sequence of str, optional
+        D names (default: those of a DataFrame's columns, else "0", "1",
+        ...). With a DataFrame, the columns to explain, in this order.
+    classes : (negative, positive), optional
+        The two class labels of y, the positive one second.
+    hierarchy : dict, list or path, optional
+        A feature-group tree (the JSON form of ``-hierarchy``, or the path
+        of such a file): TIME tests groups top-down.
+    seed : int, optional
+        The run seed of every random stream (default 0): the same seed gives
+        the same explanation.
+    workers : int, optional
+        Goroutines evaluating the model in the program (default one per
+        CPU). The explanation does not depend on it.
+    model_procs : int, default 1
+        Processes answering batches in parallel: this one (with predict) and
+        model_procs-1 started through multiprocessing (context mp_context),
+        each with model_factory() if given (e.g. to load a network) or else
+        with predict itself, which must then be picklable under "spawn" and
+        "forkserver" (a module-level function or class instance; a script
+        guards its top level with ``if __name__ == "__main__":``). The
+        explanation does not depend on it.
+    model_factory : callable, optional
+        Returns a predict function; called once per model process.
+    mp_context : str, default "spawn"
+        The multiprocessing start method of the model processes.
+    model_timeout : float, datetime.timedelta or str, optional
+        The limit on the model's time to answer one batch: seconds, a
+        timedelta or Go duration text ("10m"; default 10 minutes).
+    binary : str or path, optional
+        The tempora program (default: ``tempora.find_binary()``: the
+        TEMPORA environment variable, the program installed with the
+        package, or PATH).
+    verbose : bool, default False
+        Copy the program's messages (standard error) to sys.stderr.
+    progress : bool, default True
+        Show progress with an estimate of the time left: a tqdm bar when
+        tqdm is installed, else a line on sys.stderr every few seconds.
+    **options
+        The method's own parameters, with underscores for the dashes of
+        their flags, as ``tempora.method_table()`` lists them (e.g. TIME's
+        permutations, sequential, alpha, gamma; LIME's samples,
+        instances_explained; SAGE's max_permutations, budget): numbers as
+        numbers, switches as True or False, durations as seconds, a
+        timedelta or Go duration text. sequential=False with
+        permutations=50 gives the paper's fixed-P tests.
+        ``print(tempora.method_doc(method))`` documents them with their
+        types, defaults and ranges, from the program's own table.
 
-    X has shape (M, D, L) and y shape (M,). method is one of the program's
-    methods (``tempora.method_table().names``, matched without regard to
-    case); by default the program's default method, TIME.
+    Returns
+    -------
+    Explanation
+        Per-feature results, cell scores, accounting; ``to_dataframe()``,
+        ``plot()``, and a table in notebooks.
 
-    The method's parameters are keyword options, with underscores for the
-    dashes of their flags (``tempora explain -h`` lists them; e.g. TIME's
-    permutations, sequential, alpha, gamma; LIME's instances_explained;
-    SAGE's max_permutations, budget): sequential=False with permutations=50
-    gives TIME's fixed-P tests of the paper. A keyword that is not a
-    parameter of the method is a TypeError naming the valid ones. Numbers
-    are given as numbers, switches as True or False, and durations (e.g.
-    budget, model_timeout: the limit on one batch) as seconds, a
-    datetime.timedelta or Go duration text ("10m"). seed and workers are the
-    program's; feature_names gives D names; hierarchy a feature-group tree
-    (a dict or list in the JSON form of ``-hierarchy``, or the path of such
-    a file).
+    Raises
+    ------
+    TypeError
+        For a keyword that is not a parameter of the method (the message
+        lists the valid ones; scikit-learn spellings such as random_state,
+        n_jobs, n_repeats and scoring name the tempora equivalent) or a
+        value of the wrong type.
+    ValueError
+        For data, targets or arguments that cannot be used, naming the
+        argument.
+    ModelError
+        When predict fails (the original exception is the cause).
+    TemporaError
+        With the program's message when the program fails.
 
-    model_procs=N answers batches with N processes in parallel: this one
-    (with predict) and N-1 started through multiprocessing (context
-    mp_context, "spawn" by default), each with model_factory() if given
-    (called once per process, e.g. to load a network) or else with predict
-    itself. Under "spawn" and "forkserver" the factory or predict must be
-    picklable (a module-level function or an instance of a module-level
-    class) and a script must guard its top level with
-    ``if __name__ == "__main__":``. The explanation does not depend on N.
-
-    The program is found through binary (a path), the TEMPORA environment
-    variable, or PATH. verbose=True copies its progress (standard error) to
-    sys.stderr.
-
-    Raises ModelError (a TemporaError) when predict fails, with the
-    original exception as its cause; TemporaError with the program's
-    message when the program fails; ValueError/TypeError for bad arguments.
     On KeyboardInterrupt the program and the model processes are stopped
     before the interrupt propagates.
 
@@ -218,31 +310,27 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
     that need it), and a hung predict then blocks the caller.
     """
     shared_bytes = options.pop("_shared_bytes", None)  # for tests
-    if predict is None and model_factory is not None:
-        predict = model_factory()
-    if predict is None or not callable(predict):
-        raise TypeError("predict must be callable, got %r" % (predict,))
-    Xa = np.ascontiguousarray(X, dtype=np.float64)
-    if Xa.ndim != 3 or min(Xa.shape) == 0:
-        raise ValueError("X must have shape (instances, features, timesteps), none zero; got %s" % (Xa.shape,))
-    ya = np.ascontiguousarray(y, dtype=np.float64)
-    if ya.ndim == 2 and ya.shape[1] == 1:
-        ya = ya.reshape(-1)
-    if ya.shape != (Xa.shape[0],):
-        raise ValueError("y must have shape (%d,) to match X; got %s" % (Xa.shape[0], ya.shape))
+    for key in sorted(options):
+        if key in _SKLEARN:
+            raise TypeError("explain() got the scikit-learn keyword %r; tempora's equivalent is %s"
+                            % (key, _SKLEARN[key]))
     if task not in TASKS:
         raise ValueError("task must be 'regression' or 'classification', got %r" % (task,))
+    if predict is None and model_factory is not None:
+        predict = model_factory()
+    if predict is None:
+        raise TypeError("predict must be a model (a function, an estimator, a PyTorch module), got None")
+    data = _input.as_data(X, layout, feature_names)
+    Xa = data.X
+    ya, labels = _input.as_targets(y, task, Xa.shape[0], data.instances, classes)
+    predict = _input.as_predict(predict, task, data.layout, labels)
+    if model_factory is not None and (data.layout != "ndl" or task == "classification"):
+        raw_factory = model_factory
+        model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels)
     if isinstance(model_procs, bool) or not isinstance(model_procs, (int, np.integer)) or model_procs < 1:
         raise ValueError("model_procs must be a positive integer, got %r" % (model_procs,))
     model_procs = int(model_procs)
-    names: Optional[List[str]] = None
-    if feature_names is not None:
-        names = [str(n) for n in feature_names]
-        if len(names) != Xa.shape[1]:
-            raise ValueError("%d feature names for %d features" % (len(names), Xa.shape[1]))
-        for n in names:
-            if "\n" in n or "\r" in n or n.strip() != n or not n:
-                raise ValueError("feature name %r: names must be non-empty, on one line, without surrounding blanks" % n)
+    names = data.names
 
     exe = find_binary(binary)
     table = method_table(exe)
@@ -255,9 +343,11 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
         on it may not be passed as an option."""
         args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
                 "-json", json_path]
+        if table.flag("progress") is not None:  # a program older than progress reports has no -progress
+            args.append("-progress=json")
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
-        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd"}, "explain()")
+        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd", "quiet"}, "explain()")
 
     # Check the options before anything is written or started.
     command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None)
@@ -302,15 +392,47 @@ def explain(predict: Optional[Predict], X: npt.ArrayLike, y: npt.ArrayLike, task
                 json.dump(hierarchy, f)
         args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
+        reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
-            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path, out_path)
+            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                        out_path, reporter)
+        except TemporaError as exc:
+            raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
+                                 h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
         finally:
+            reporter.close()
             guard.close()
+
+
+def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
+    """model_factory's model, adapted as explain adapts predict (a
+    module-level function, so that the partial of it pickles)."""
+    return _input.as_predict(factory(), task, layout, labels)
+
+
+def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
+    """exc with the temporary files of its message named by the argument
+    they hold (and -flag names by keywords), of the same class."""
+    msg = str(exc)
+    flags = {"X": "-data", "y": "-targets", "feature_names": "-feature-names"}
+    for path, name in paths.items():
+        if name in flags:
+            msg = msg.replace("%s %s" % (flags[name], path), name).replace("%s=%s" % (flags[name], path), name)
+        msg = msg.replace(path, name)
+    for name, flag in flags.items():
+        msg = msg.replace(flag + " ", name + " ").replace(flag + ":", name + ":")
+    if msg == str(exc):
+        return exc
+    try:
+        renamed = type(exc)(msg)
+    except TypeError:  # an exception class with other arguments
+        return exc
+    return renamed
 
 
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
-         out_path: str) -> Explanation:
+         out_path: str, reporter: Optional[_progress.Progress] = None) -> Explanation:
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None
@@ -325,7 +447,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
                                     pass_fds=fds)
         assert proc.stderr is not None
-        tail = StderrTail(proc.stderr, echo=verbose)
+        tail = StderrTail(proc.stderr, echo=verbose, on_line=reporter.line if reporter is not None else None)
         for c in conns:
             c.close_theirs()
         forked = ctx.get_start_method() == "fork" if ctx is not None else False

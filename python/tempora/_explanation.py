@@ -170,6 +170,58 @@ class Explanation:
         """Parse an explanation written by to_json or ``tempora explain -json``."""
         return cls(json.loads(text))
 
+    def to_dataframe(self, kind: str = "features") -> Any:
+        """The explanation as a pandas DataFrame.
+
+        Parameters
+        ----------
+        kind : {"features", "cells", "groups"}, default "features"
+            "features": one row per feature, indexed by name, with the
+            columns of Feature (a window as window_start and window_end,
+            0-based and inclusive, missing when no window was searched;
+            p-values a method does not compute are NaN). "cells": one row
+            per (feature, timestep), with the score, whether the timestep
+            lies in the feature's window and whether the feature is
+            important. "groups": the tested groups of a hierarchy, with
+            their members.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        from . import _display
+        return _display.to_dataframe(self, kind)
+
+    def plot(self, ax: Any = None, features: Optional[int] = None, cmap: str = "viridis") -> Any:
+        """Draw the importance heat map (features × timesteps) with matplotlib.
+
+        Each row is a feature, each column a 0-based timestep, coloured by
+        the cell score. A feature's window is boxed (solid: the window test
+        is significant; dotted: searched but not significant); "*" after a
+        name marks an important feature (FDR-controlled), "o" one whose
+        ordering matters.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        features : int, optional
+            Show only this many features: the important ones first, then by
+            score (in index order on the plot).
+        cmap : str, default "viridis"
+            The matplotlib colour map.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from . import _display
+        return _display.plot(self, ax=ax, features=features, cmap=cmap)
+
+    def _repr_html_(self) -> str:
+        from . import _display
+        return _display.repr_html(self)
+
     def __str__(self) -> str:
         if self.report:
             return self.report

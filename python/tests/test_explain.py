@@ -294,7 +294,8 @@ class ModelProcsTest(unittest.TestCase):
 
 class BuildBackendTest(unittest.TestCase):
     """setuptools builds a pure-Python wheel of the package, offline, with
-    the type marker and the version of tempora.__version__."""
+    the type marker and the version of tempora.__version__, when the Go
+    sources are not next to it (the build hook then bundles no program)."""
 
     def test_wheel(self):
         import shutil
@@ -302,7 +303,7 @@ class BuildBackendTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "src")
             os.mkdir(src)
-            for name in ("pyproject.toml", "README.md"):
+            for name in ("pyproject.toml", "setup.py", "README.md"):
                 shutil.copy(os.path.join(HERE, "..", name), src)
             shutil.copytree(os.path.join(HERE, "..", "tempora"), os.path.join(src, "tempora"),
                             ignore=shutil.ignore_patterns("__pycache__"))

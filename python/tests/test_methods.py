@@ -106,6 +106,10 @@ class ProgramTableTest(unittest.TestCase):
         # parameter of the program: they all come from methods -json.
         t = tempora.method_table()
         methods = {m.name.lower() for m in t.methods}
+        # The column names of a long DataFrame (tempora._input) are not
+        # method names, though "time" spells one.
+        from tempora import _input
+        columns = set(_input._TIME_NAMES)
         params = {s for m in t.methods for p in t.params(m) for s in (p.name, p.keyword)}
         for fn in sorted(os.listdir(PACKAGE)):
             if not fn.endswith(".py"):
@@ -117,6 +121,8 @@ class ProgramTableTest(unittest.TestCase):
                           and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                    if fn == "_input.py" and node.value in columns:
+                        continue
                     self.assertNotIn(node.value.lower(), methods, "%s:%d" % (fn, node.lineno))
                     self.assertNotIn(node.value, params, "%s:%d" % (fn, node.lineno))
 

@@ -1,0 +1,152 @@
+"""An Explanation as Python users read it: pandas DataFrames, a matplotlib
+heat map, and an HTML table for notebooks. pandas and matplotlib are
+imported only when asked for."""
+
+import html
+import math
+from typing import TYPE_CHECKING, Any, List, Optional
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._explanation import Explanation, Feature
+
+#: The columns of to_dataframe("features"), in order: a feature's fields.
+FEATURE_COLUMNS = (
+    "name", "index", "important", "score", "p_value", "p_adjusted", "window_start", "window_end",
+    "window_score", "window_p_value", "window_p_adjusted", "window_significant", "ordering_p_value",
+    "ordering_p_adjusted", "ordering_important", "window_ordering_p_value", "window_ordering_important", "tested",
+)
+
+
+def _feature_row(f: "Feature") -> List[Any]:
+    w = f.window
+    return [f.name, f.index, f.important, f.score, f.p_value, f.p_adjusted,
+            None if w is None else w[0], None if w is None else w[1], f.window_score, f.window_p_value,
+            f.window_p_adjusted, f.window_significant, f.ordering_p_value, f.ordering_p_adjusted,
+            f.ordering_important, f.window_ordering_p_value, f.window_ordering_important, f.tested]
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_dataframe needs pandas (apt-get install python3-pandas, or pip install pandas)") from None
+    return pandas
+
+
+def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
+    """The explanation as a pandas DataFrame; see Explanation.to_dataframe."""
+    pd = _pandas()
+    if kind == "features":
+        rows = [_feature_row(f) for f in e.features]
+        df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
+        df["window_start"] = df["window_start"].astype("Int64")
+        df["window_end"] = df["window_end"].astype("Int64")
+        return df
+    if kind == "groups":
+        rows = [_feature_row(g) for g in e.groups]
+        df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
+        df.insert(1, "members", [[e.features[m].name for m in g.members] for g in e.groups])
+        return df.drop(columns=["index"])
+    if kind == "cells":
+        d, l = e.cells.shape
+        names = [f.name for f in e.features]
+        index = pd.MultiIndex.from_product([names, range(l)], names=["feature", "timestep"])
+        df = pd.DataFrame({"score": e.cells.reshape(-1)}, index=index)
+        inwin = np.zeros((d, l), dtype=bool)
+        for j, f in enumerate(e.features):
+            if f.window is not None:
+                inwin[j, f.window[0]:f.window[1] + 1] = True
+        df["in_window"] = inwin.reshape(-1)
+        df["important"] = np.repeat([f.important for f in e.features], l)
+        return df
+    raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
+
+
+def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap: str = "viridis") -> Any:
+    """The heat map of the cell scores; see Explanation.plot."""
+    try:
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise ImportError("plot needs matplotlib (apt-get install python3-matplotlib, or pip install matplotlib)") \
+            from None
+    order = list(range(e.num_features))
+    if features is not None:
+        if isinstance(features, bool) or not isinstance(features, (int, np.integer)) or features < 1:
+            raise ValueError("features must be a positive int (how many features to show), got %r" % (features,))
+        order = sorted(order, key=lambda j: (not e.features[j].important, -abs(e.features[j].score), j))
+        order = sorted(order[:int(features)])
+    cells = e.cells[order]
+    if ax is None:
+        height = max(2.0, min(12.0, 0.35 * len(order) + 1.2))
+        _, ax = plt.subplots(figsize=(max(5.0, min(14.0, 0.25 * e.num_timesteps + 3)), height))
+    im = ax.imshow(cells, aspect="auto", interpolation="nearest", cmap=cmap,
+                   extent=(-0.5, e.num_timesteps - 0.5, len(order) - 0.5, -0.5))
+    ax.figure.colorbar(im, ax=ax, label="importance score")
+    labels = []
+    for row, j in enumerate(order):
+        f = e.features[j]
+        mark = ""
+        if f.important:
+            mark = " *"
+            if f.ordering_important:
+                mark += " o"
+        labels.append(f.name + mark)
+        if f.window is not None:
+            start, end = f.window
+            style = "-" if f.window_significant else ":"
+            ax.add_patch(Rectangle((start - 0.5, row - 0.5), end - start + 1, 1, fill=False, edgecolor="red",
+                                   linewidth=2 if f.window_significant else 1, linestyle=style))
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(labels)
+    ax.set_xlabel("timestep (0-based)")
+    ax.set_ylabel("feature")
+    title = "%s: importance per feature and timestep" % e.method
+    if any(f.window is not None for f in e.features):
+        title += "\n* important (FDR), o ordering matters; boxes: windows (solid: significant)"
+    ax.set_title(title, fontsize=10)
+    return ax
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return "%.4g" % v
+    return html.escape(str(v))
+
+
+def repr_html(e: "Explanation", limit: int = 30) -> str:
+    """A notebook's HTML view: a heading line and the feature table
+    (important features first, then by score), at most limit rows."""
+    tests = any(not math.isnan(f.p_value) for f in e.features)
+    order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
+    if tests:
+        head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering"]
+    else:
+        head = ["feature", "score"]
+    rows = []
+    for f in order[:limit]:
+        cells = [html.escape(f.name), _fmt(f.score)]
+        if tests:
+            w = "" if f.window is None else "%d&ndash;%d" % f.window
+            cells += [_fmt(f.p_value), _fmt(f.p_adjusted), _fmt(f.important), w, _fmt(f.window_significant),
+                      _fmt(f.ordering_important)]
+        rows.append("<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in cells))
+    more = ""
+    if len(order) > limit:
+        more = "<p>&hellip; %d more features (to_dataframe() has them all)</p>" % (len(order) - limit)
+    a = e.accounting
+    summary = ("<p><b>%s</b>: %d features &times; %d timesteps; important: %s; %d model calls, %d instance "
+               "evaluations, %.1f s</p>" % (
+                   html.escape(e.method), e.num_features, e.num_timesteps,
+                   html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
+                   a.instance_evaluations, a.runtime_seconds))
+    warn = "".join("<p>warning: %s</p>" % html.escape(w) for w in e.warnings)
+    table = "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (
+        "".join("<th>%s</th>" % h for h in head), "".join(rows))
+    return "<div>" + summary + warn + table + more + "</div>"

@@ -1,0 +1,318 @@
+"""Input as Python users have it: NumPy arrays in either common layout,
+pandas DataFrames (wide or long), class labels of any type, and the
+predict functions of scikit-learn, PyTorch and Keras-style models.
+
+Everything here turns the caller's objects into what the tempora program
+reads (a float64 array of shape (instances, features, timesteps), float
+targets, a function of such a batch) and raises errors that name the
+argument of tempora.explain at fault and what was expected.
+"""
+
+import sys
+import warnings
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+#: The layouts of a NumPy X: "ndl" is (instances, features, timesteps),
+#: tempora's own; "nld" is (instances, timesteps, features), the layout of
+#: Keras and of PyTorch's batch-first recurrent layers.
+LAYOUTS = ("ndl", "nld")
+
+#: The column names of a long DataFrame.
+INSTANCE, TIME, FEATURE, VALUE = "instance", "time", "feature", "value"
+_TIME_NAMES = ("time", "timestep")
+
+
+def _is_dataframe(x: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.DataFrame)
+
+
+def _is_series(x: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.Series)
+
+
+def _to_numpy(x: Any) -> Any:
+    """x without a framework around it: a PyTorch tensor detached and moved
+    to the CPU, a pandas object's values."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu().numpy()
+    elif _is_series(x):
+        x = x.to_numpy()
+    return x
+
+
+class Data:
+    """The data of an explanation: X as (instances, features, timesteps),
+    the feature names (None for the program's default names), the instance
+    ids of a DataFrame (None for an array) and the layout predict receives
+    its batches in."""
+
+    def __init__(self, X: "npt.NDArray[np.float64]", names: Optional[List[str]], instances: Optional[List[Any]],
+                 layout: str) -> None:
+        self.X, self.names, self.instances, self.layout = X, names, instances, layout
+
+
+def _check_names(names: Sequence[Any], what: str) -> List[str]:
+    out = [str(n) for n in names]
+    for n in out:
+        if "\n" in n or "\r" in n or n.strip() != n or not n:
+            raise ValueError("%s: feature name %r: names must be non-empty, on one line, without surrounding blanks"
+                             % (what, n))
+    seen = set()
+    for n in out:
+        if n in seen:
+            raise ValueError("%s: feature name %r appears twice" % (what, n))
+        seen.add(n)
+    return out
+
+
+def _finite(X: "npt.NDArray[np.float64]", what: str) -> None:
+    bad = ~np.isfinite(X)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError("%s holds %d NaN or infinite values (the first at index %s); tempora needs finite values"
+                         % (what, int(bad.sum()), at))
+
+
+def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] = None) -> Data:
+    """X as tempora's (instances, features, timesteps) float64 array, with
+    its feature names. See tempora.explain for the accepted forms."""
+    if layout not in LAYOUTS:
+        raise ValueError("layout must be 'ndl' (instances, features, timesteps) or 'nld' (instances, timesteps, "
+                         "features), got %r" % (layout,))
+    if _is_dataframe(X):
+        return _from_dataframe(X, feature_names)
+    try:
+        Xa = np.asarray(_to_numpy(X), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("X must be a NumPy array of shape (instances, features, timesteps), a PyTorch tensor or a "
+                        "pandas DataFrame; got %s (%s)" % (type(X).__name__, exc)) from None
+    shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
+    if Xa.ndim != 3 or min(Xa.shape) == 0:
+        raise ValueError("X must have shape %s (layout=%r), none zero; got %s" % (shape, layout, Xa.shape))
+    if layout == "nld":
+        Xa = Xa.transpose(0, 2, 1)
+    Xa = np.ascontiguousarray(Xa)
+    names = None
+    if feature_names is not None:
+        names = _check_names(feature_names, "feature_names")
+        d = Xa.shape[1]
+        if len(names) != d:
+            other = "nld" if layout == "ndl" else "ndl"
+            hint = ""
+            if len(names) == Xa.shape[2]:
+                hint = "; X has %d along the other axis: if X is laid out %s, pass layout=%r" % (
+                    len(names), "(instances, timesteps, features)" if other == "nld"
+                    else "(instances, features, timesteps)", other)
+            raise ValueError("feature_names has %d names but X has %d features: with layout=%r X is %s, features "
+                             "on axis %d%s" % (len(names), d, layout, shape, 1 if layout == "ndl" else 2, hint))
+    _finite(Xa, "X")
+    return Data(Xa, names, None, layout)
+
+
+def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
+    """A wide DataFrame (rows indexed by (instance, time), one column per
+    feature), or a long one (columns instance, time, feature, value; or
+    instance, time and one column per feature)."""
+    import pandas as pd
+
+    cols = [str(c) for c in df.columns]
+    tcol = next((t for t in _TIME_NAMES if t in cols), None)
+    if isinstance(df.index, pd.MultiIndex):
+        if df.index.nlevels != 2:
+            raise ValueError("X: a wide DataFrame needs a MultiIndex of two levels (instance, time) on its rows; "
+                             "got %d levels" % df.index.nlevels)
+        wide = df
+    elif INSTANCE in cols and tcol is not None:
+        if FEATURE in cols and VALUE in cols:
+            extra = [c for c in cols if c not in (INSTANCE, tcol, FEATURE, VALUE)]
+            if extra:
+                raise ValueError("X: a long DataFrame has the columns instance, %s, feature, value; it also has %s"
+                                 % (tcol, ", ".join(extra)))
+            if df.duplicated([INSTANCE, tcol, FEATURE]).any():
+                raise ValueError("X: the long DataFrame has more than one value for some (instance, %s, feature)"
+                                 % tcol)
+            # The features in sorted order (a categorical column: its
+            # categories' order), whatever the order of the rows.
+            if isinstance(df[FEATURE].dtype, pd.CategoricalDtype):
+                order = [c for c in df[FEATURE].cat.categories if c in set(df[FEATURE])]
+            else:
+                order = _unique(df[FEATURE].to_numpy())
+            wide = df.pivot(index=[INSTANCE, tcol], columns=FEATURE, values=VALUE)
+            wide = wide[order]
+            holes = wide.isna().to_numpy() & ~np.asarray(df[VALUE].isna().any())
+            if holes.any():
+                i, j = np.argwhere(holes)[0]
+                raise ValueError("X: every instance needs a value of every feature at every time: %d of the %d "
+                                 "(instance, %s, feature) rows are missing, e.g. %r" % (
+                                     int(holes.sum()), holes.size, tcol, tuple(wide.index[i]) + (order[j],)))
+        else:
+            wide = df.set_index([INSTANCE, tcol])
+    else:
+        raise ValueError("X: a DataFrame must be wide (rows indexed by a MultiIndex (instance, time), one column "
+                         "per feature) or long (columns instance, time, feature, value; or instance, time and one "
+                         "column per feature); got columns %s and a %s index"
+                         % (cols, type(df.index).__name__))
+    if wide.index.has_duplicates:
+        raise ValueError("X: the DataFrame has more than one row for some (instance, time)")
+    names = _check_names(wide.columns, "X's columns")
+    if feature_names is not None:
+        want = _check_names(feature_names, "feature_names")
+        missing = [n for n in want if n not in names]
+        if missing:
+            raise ValueError("feature_names: %s are not columns of X (its features are %s)" % (missing, names))
+        wide = wide[[wide.columns[names.index(n)] for n in want]]
+        names = want
+    nonnum = [str(c) for c in wide.columns if not pd.api.types.is_numeric_dtype(wide[c])]
+    if nonnum:
+        raise ValueError("X: the features %s are not numeric" % nonnum)
+    instances = sorted(wide.index.get_level_values(0).unique())
+    times = sorted(wide.index.get_level_values(1).unique())
+    full = pd.MultiIndex.from_product([instances, times])
+    if len(wide) != len(full):
+        got = set(wide.index)
+        gap = next(k for k in full if k not in got)
+        raise ValueError("X: every instance needs a row at every time: %d of the %d (instance, time) pairs are "
+                         "missing, e.g. %r" % (len(full) - len(wide), len(full), gap))
+    values = wide.reindex(full).to_numpy(dtype=np.float64)
+    Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
+    _finite(Xa, "X")
+    return Data(Xa, names, list(instances), "ndl")
+
+
+def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
+               classes: Optional[Sequence[Any]] = None) -> Tuple["npt.NDArray[np.float64]", Optional[Tuple[Any, Any]]]:
+    """y as float targets, and for classification with labels other than
+    0/1 the (negative, positive) labels. A pandas Series is aligned with a
+    DataFrame X by its index (the instance ids)."""
+    if _is_series(y) and instances is not None:
+        missing = [i for i in instances if i not in y.index]
+        if missing:
+            raise ValueError("y: the Series has no target for the instances %s of X" % missing[:5])
+        y = y.loc[instances]
+    y = _to_numpy(y)
+    ya = np.asarray(y)
+    if ya.ndim == 2 and ya.shape[1] == 1:
+        ya = ya.reshape(-1)
+    if ya.shape != (n,):
+        raise ValueError("y must have one target per instance of X, shape (%d,); got %s" % (n, ya.shape))
+    if task == "regression":
+        if classes is not None:
+            raise ValueError("classes= applies to task='classification' only")
+        try:
+            out = ya.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y: task='regression' needs numbers; got values such as %r" % (ya[0],)) from None
+        _finite(out, "y")
+        return np.ascontiguousarray(out), None
+    labels: List[Any]
+    if classes is not None:
+        labels = list(classes)
+        if len(labels) != 2 or labels[0] == labels[1]:
+            raise ValueError("classes must be two labels (negative, positive); got %r" % (classes,))
+        bad = [v for v in _unique(ya) if v not in labels]
+        if bad:
+            raise ValueError("y holds labels %s that are not in classes=%r" % (bad[:5], list(classes)))
+    else:
+        labels = _unique(ya)
+        if ya.dtype.kind in "biuf" and all(v in (0, 1) for v in labels):
+            return np.ascontiguousarray(ya.astype(np.float64)), None  # already 0/1
+        if len(labels) != 2:
+            raise ValueError("y: task='classification' is binary: y needs exactly two labels (or 0/1 values); got "
+                             "%d: %s" % (len(labels), labels[:10]))
+    pos = labels[1]
+    out = np.fromiter((1.0 if v == pos else 0.0 for v in ya.tolist()), dtype=np.float64, count=n)
+    return out, (labels[0], labels[1])
+
+
+def _unique(a: "npt.NDArray[Any]") -> List[Any]:
+    """The distinct values of a, sorted (by their text when they do not
+    compare)."""
+    vals = list(dict.fromkeys(a.tolist()))
+    try:
+        return sorted(vals)
+    except TypeError:
+        return sorted(vals, key=lambda v: (type(v).__name__, str(v)))
+
+
+class Adapted:
+    """A predict function for the program's batches, made from a model as
+    the caller has it. Module-level and holding only the model, so that it
+    pickles when the model does (model_procs > 1)."""
+
+    def __init__(self, model: Any, kind: str, layout: str, task: str, positive: int) -> None:
+        self.model, self.kind, self.layout, self.task, self.positive = model, kind, layout, task, positive
+
+    def __call__(self, batch: "npt.NDArray[np.float64]") -> Any:
+        x: Any = batch.transpose(0, 2, 1) if self.layout == "nld" else batch
+        if self.kind == "torch":
+            import torch
+            p = next(iter(self.model.parameters()), None)
+            t = torch.as_tensor(np.ascontiguousarray(x), dtype=p.dtype if p is not None else torch.float32,
+                                device=p.device if p is not None else None)
+            with torch.no_grad():
+                out = self.model(t)
+            if isinstance(out, (tuple, list)):
+                out = out[0]
+            out = out.detach().cpu().numpy()
+        elif self.kind == "keras":
+            out = self.model.predict(x, verbose=0)
+        elif self.kind == "predict_proba":
+            out = self.model.predict_proba(x)
+        elif self.kind == "predict":
+            out = self.model.predict(x)
+        else:
+            out = self.model(x)
+        out = _to_numpy(out)
+        if self.task == "classification":
+            a = np.asarray(out)
+            if a.ndim == 2 and a.shape[1] == 2:
+                return a[:, self.positive]
+        return out
+
+
+def _positive_column(model: Any, labels: Optional[Tuple[Any, Any]]) -> int:
+    """The column of the positive class in predict_proba's answer: that of
+    the positive label in the model's classes_ when it has them."""
+    owner = getattr(model, "__self__", model)
+    known = getattr(owner, "classes_", None)
+    if known is None:
+        return 1
+    known = list(np.asarray(known).tolist())
+    pos = labels[1] if labels is not None else 1
+    if len(known) != 2 or pos not in known:
+        raise ValueError("predict: the model's classes_ %s do not hold the positive class %r of y" % (known, pos))
+    return int(known.index(pos))
+
+
+def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, Any]]) -> Any:
+    """A predict function of the program's (m, D, L) batches for model: a
+    function, a scikit-learn estimator or its bound predict/predict_proba, a
+    PyTorch module, or a Keras-style model."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(model, torch.nn.Module):
+        if model.training:
+            warnings.warn("predict: the PyTorch module is in training mode, where dropout and batch normalisation "
+                          "make its predictions depend on the batch; call model.eval() before explaining it",
+                          RuntimeWarning, stacklevel=3)
+        return Adapted(model, "torch", layout, task, 1)
+    mod = type(model).__module__ or ""
+    if mod.split(".")[0] in ("keras", "tensorflow", "tf_keras") and hasattr(model, "predict"):
+        return Adapted(model, "keras", layout, task, 1)
+    if not callable(model):
+        if task == "classification" and hasattr(model, "predict_proba"):
+            return Adapted(model, "predict_proba", layout, task, _positive_column(model, labels))
+        if hasattr(model, "predict"):
+            return Adapted(model, "predict", layout, task, 1)
+        raise TypeError("predict must be a function of a batch, an object with predict_proba or predict "
+                        "(scikit-learn, Keras) or a PyTorch module; got %s" % type(model).__name__)
+    positive = 1
+    if getattr(model, "__name__", "") == "predict_proba":
+        positive = _positive_column(model, labels)
+    if layout == "ndl" and task == "regression":
+        return model  # called as is: the batch is already in the caller's layout
+    return Adapted(model, "call", layout, task, positive)

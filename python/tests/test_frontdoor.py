@@ -1,0 +1,282 @@
+"""The front door: data in the forms Python users have it (NumPy layouts,
+pandas wide and long, string labels, scikit-learn-, PyTorch- and
+Keras-style models), results out as DataFrames, plots and HTML, and
+scikit-learn spellings answered with the tempora equivalent."""
+
+import importlib.util
+import os
+import unittest
+
+import numpy as np
+
+import _models
+import tempora
+from tempora import _help, _input
+
+HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+CI = os.environ.get("CI") == "true"
+
+
+def need(flag, what):
+    """Skip without the package, but fail under CI, which installs it."""
+    if flag:
+        return lambda f: f
+    if CI:
+        return lambda f: f  # the test fails on the missing import
+    return unittest.skip("%s is not installed" % what)
+
+
+class Classifier:
+    """A scikit-learn-style classifier with string classes: predict_proba
+    gives the columns of classes_ ("no", "yes")."""
+
+    classes_ = np.array(["no", "yes"])
+
+    def predict_proba(self, x):
+        p = _models.logistic(x)
+        return np.stack([1 - p, p], axis=1)
+
+
+class KerasLike:
+    """A Keras-style model: predict(x, verbose=0) on (m, L, D) batches,
+    answering (m, 1)."""
+
+    def predict(self, x, verbose=1):
+        assert verbose == 0
+        return _models.logistic(x.transpose(0, 2, 1)).reshape(-1, 1)
+
+
+KerasLike.__module__ = "keras.engine"
+
+
+def labelled(m=400, seed=2):
+    X = _models.data(m, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    y01 = rng.random(m) < _models.logistic(X)
+    return X, y01, np.where(y01, "yes", "no")
+
+
+def fast(**kw):
+    kw.setdefault("seed", 3)
+    kw.setdefault("progress", False)
+    return kw
+
+
+class InputTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.X, cls.y01, cls.ylab = labelled()
+        cls.ref = tempora.explain(_models.logistic, cls.X, cls.y01.astype(float), task="classification", **fast())
+
+    def same(self, e, rtol=0.0):
+        """The reference explanation (up to the names); rtol allows for a
+        model that computes in another library (the permutations and tests
+        are the same, only the loss differs in the last bits)."""
+        self.assertEqual([f.index for f in e.features if f.important],
+                         [f.index for f in self.ref.features if f.important])
+        np.testing.assert_allclose(e.cells, self.ref.cells, rtol=rtol, atol=0)
+
+    def test_string_labels_and_predict_proba(self):
+        # Sorted labels: "no" < "yes", so "yes" is the positive class, the
+        # column of classes_ that predict_proba gives it.
+        self.same(tempora.explain(Classifier(), self.X, self.ylab, task="classification", **fast()))
+        self.same(tempora.explain(Classifier().predict_proba, self.X, list(self.ylab), task="classification", **fast()))
+        ya, labels = _input.as_targets(np.array(["b", "a", "b"]), "classification", 3, None)
+        self.assertEqual(labels, ("a", "b"))
+        np.testing.assert_array_equal(ya, [1, 0, 1])
+        ya, labels = _input.as_targets(np.array(["b", "a", "b"]), "classification", 3, None, classes=("b", "a"))
+        np.testing.assert_array_equal(ya, [0, 1, 0])
+        with self.assertRaisesRegex(ValueError, r"^y: task='classification' is binary: .*3: \['a', 'b', 'c'\]"):
+            _input.as_targets(np.array(["a", "b", "c"]), "classification", 3, None)
+        with self.assertRaisesRegex(ValueError, r"^y: task='regression' needs numbers"):
+            _input.as_targets(np.array(["a", "b", "c"]), "regression", 3, None)
+
+    def test_layout_nld_and_keras_style(self):
+        Xt = self.X.transpose(0, 2, 1).copy()
+        self.same(tempora.explain(KerasLike(), Xt, self.y01, task="classification", layout="nld", **fast()))
+
+    def test_layout_is_never_guessed(self):
+        X = np.zeros((5, 4, 6))
+        with self.assertRaisesRegex(ValueError, r"^feature_names has 6 names but X has 4 features: with layout='ndl'"
+                                                r".*pass layout='nld'"):
+            _input.as_data(X, "ndl", list("abcdef"))
+        with self.assertRaisesRegex(ValueError, r"^layout must be 'ndl'"):
+            _input.as_data(X, "dnl")
+        sq = np.arange(2 * 3 * 3, dtype=float).reshape(2, 3, 3)  # ambiguous: taken as ndl
+        np.testing.assert_array_equal(_input.as_data(sq).X, sq)
+        np.testing.assert_array_equal(_input.as_data(sq, "nld").X, sq.transpose(0, 2, 1))
+        bad = np.zeros((2, 3, 4))
+        bad[1, 2, 3] = np.nan
+        with self.assertRaisesRegex(ValueError, r"^X holds 1 NaN .*\(1, 2, 3\)"):
+            _input.as_data(bad)
+
+    def test_model_kinds_and_errors(self):
+        with self.assertRaisesRegex(TypeError, "^predict must be"):
+            _input.as_predict(object(), "regression", "ndl", None)
+        with self.assertRaisesRegex(TypeError, r"random_state.*seed="):
+            tempora.explain(_models.additive, self.X, self.y01, task="regression", random_state=1)
+        for kw, want in (("n_jobs", "workers="), ("n_repeats", "permutations="), ("scoring", "task=")):
+            with self.subTest(kw=kw), self.assertRaisesRegex(TypeError, "scikit-learn keyword %r; .*%s" % (kw, want)):
+                tempora.explain(_models.additive, self.X, self.y01, task="regression", **{kw: 1})
+
+    @need(HAVE_TORCH, "torch")
+    def test_torch_module(self):
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return torch.sigmoid(3.0 * x[:, 0, -3:].mean(1) + 2.0 * x[:, 2, :].mean(1))
+
+        net = Net().double()
+        with self.assertWarnsRegex(RuntimeWarning, r"training mode.*model\.eval\(\)"):
+            _input.as_predict(net, "classification", "ndl", None)
+        net.eval()
+        e = tempora.explain(net, torch.from_numpy(self.X), torch.from_numpy(self.y01.astype(float)),
+                            task="classification", **fast())
+        self.same(e, rtol=1e-6)
+
+    @need(HAVE_PANDAS, "pandas")
+    def test_dataframes(self):
+        import pandas as pd
+        m, d, l = self.X.shape
+        names = ["f%d" % j for j in range(d)]
+        ids = ["id%03d" % i for i in range(m)]  # sorted as the rows of X
+        idx = pd.MultiIndex.from_product([ids, range(l)], names=["instance", "time"])
+        wide = pd.DataFrame(self.X.transpose(0, 2, 1).reshape(m * l, d), index=idx, columns=names)
+        y = pd.Series(self.ylab, index=ids)
+        e = tempora.explain(Classifier(), wide, y, task="classification", **fast())
+        self.same(e)
+        self.assertEqual([f.name for f in e.features], names)
+        # Long, shuffled, with the columns in another order: the same.
+        long = wide.stack().rename("value").reset_index().rename(columns={"level_2": "feature"})
+        long = long.sample(frac=1, random_state=0)[["value", "feature", "time", "instance"]]
+        data = _input.as_data(long)
+        np.testing.assert_array_equal(data.X, self.X)
+        self.assertEqual(data.names, names)
+        # One column per feature, columns reordered: names follow the columns.
+        cols = wide.reset_index()[["instance", "time"] + names[::-1]]
+        data = _input.as_data(cols)
+        self.assertEqual(data.names, names[::-1])
+        np.testing.assert_array_equal(data.X, self.X[:, ::-1])
+        data = _input.as_data(cols, feature_names=names)
+        np.testing.assert_array_equal(data.X, self.X)
+        # A Series y is aligned by instance, whatever its order.
+        ya, _ = _input.as_targets(y.iloc[::-1], "classification", m, ids)
+        np.testing.assert_array_equal(ya, self.y01.astype(float))
+        with self.assertRaisesRegex(ValueError, r"^X: every instance needs a value of every feature at every time: 1 of"):
+            _input.as_data(long.iloc[1:])
+        with self.assertRaisesRegex(ValueError, r"^X: every instance needs a row at every time: 1 of"):
+            _input.as_data(cols.iloc[1:])
+        with self.assertRaisesRegex(ValueError, r"^X: a DataFrame must be wide"):
+            _input.as_data(pd.DataFrame({"a": [1.0]}))
+        with self.assertRaisesRegex(ValueError, r"^feature_names: \['zz'\] are not columns of X"):
+            _input.as_data(cols, feature_names=["zz"])
+
+    def test_method_doc_from_the_table(self):
+        table = tempora.method_table()
+        for m in table.methods:
+            doc = tempora.method_doc(m.name.lower())
+            self.assertTrue(doc.startswith(m.name + ": "), doc)
+            self.assertIn("Parameters\n----------\n", doc)
+            for p in table.params(m):
+                self.assertIn("\n%s : %s, default " % (p.keyword, _help.PYTHON_TYPES[p.kind]), doc)
+
+
+class OutputTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        X, y01, _ = labelled()
+        cls.e = tempora.explain(_models.logistic, X, y01, task="classification", feature_names=list("abcdef"),
+                                **fast())
+
+    @need(HAVE_PANDAS, "pandas")
+    def test_to_dataframe(self):
+        e = self.e
+        df = e.to_dataframe()
+        self.assertEqual(list(df.index), list("abcdef"))
+        self.assertEqual(list(df.index[df["important"]]), e.important)
+        for f in e.features:
+            self.assertEqual(df.loc[f.name, "score"], f.score)
+            if f.window is not None:
+                self.assertEqual((df.loc[f.name, "window_start"], df.loc[f.name, "window_end"]), f.window)
+        cells = e.to_dataframe("cells")
+        self.assertEqual(len(cells), e.num_features * e.num_timesteps)
+        self.assertEqual(cells.loc[("c", 7), "score"], e.cells[2, 7])
+        w = e.feature("a").window
+        self.assertTrue(cells.loc[("a", w[0]), "in_window"])
+        with self.assertRaisesRegex(ValueError, "kind must be"):
+            e.to_dataframe("rows")
+
+    @need(HAVE_MPL, "matplotlib")
+    def test_plot(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        ax = self.e.plot()
+        self.assertEqual([t.get_text() for t in ax.get_yticklabels()][:1], ["a *" + (" o" if self.e.feature("a").ordering_important else "")])
+        boxes = [p for p in ax.patches]
+        self.assertEqual(len(boxes), sum(f.window is not None for f in self.e.features))
+        ax2 = self.e.plot(features=2)
+        self.assertEqual(len(ax2.get_yticklabels()), 2)
+        plt.close("all")
+
+    def test_repr_html(self):
+        h = self.e._repr_html_()
+        self.assertIn("<table>", h)
+        self.assertLess(h.index(">a<"), h.index(">b<"))  # important first
+        self.assertIn("important: a, c", h)
+
+
+class ProgressTest(unittest.TestCase):
+    """progress=True shows the program's progress lines (tqdm when
+    installed, else plain lines), progress=False nothing; the lines never
+    reach the error messages."""
+
+    def run_captured(self, **kw):
+        import contextlib
+        import io
+        X, y01, _ = labelled(200)
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            e = tempora.explain(_models.logistic, X, y01, task="classification", method="OCC", **kw)
+        return e, buf.getvalue()
+
+    def test_progress(self):
+        e, err = self.run_captured(progress=True)
+        self.assertNotIn('{"progress"', err)
+        # OCC's estimate is exact; the final report shows the whole count.
+        total = e.accounting.instance_evaluations
+        if importlib.util.find_spec("tqdm") is not None:
+            self.assertRegex(err, r"OCC: 100%%\|.* %.3gk/%.3gk " % (total / 1e3, total / 1e3))
+        else:
+            self.assertIn("OCC: done: ", err)
+        _, err = self.run_captured(progress=False)
+        self.assertEqual(err, "")
+
+    def test_progress_lines_without_tqdm(self):
+        from tempora import _progress
+        import contextlib
+        import io
+        p = _progress.Progress("TIME")
+        p._tqdm = None
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            self.assertTrue(p.line('{"progress":{"evals":250000,"total":1000000,"exact":false,"elapsed":10}}'))
+            self.assertFalse(p.line("tempora: TIME took 1s"))
+            self.assertFalse(p.line("tempora: warning: TIME will make up to 2G instance evaluations"))
+        self.assertEqual(buf.getvalue().splitlines(), [
+            "tempora: TIME: 250k of at most 1M instance evaluations (25.0%), 10s elapsed, 30s left at most",
+            "tempora: warning: TIME will make up to 2G instance evaluations"])
+
+    def test_errors_name_the_argument(self):
+        from tempora import _explain
+        exc = tempora.ModelError("explain: -data /tmp/tempora-x1/X.npy: bad; -targets /tmp/tempora-x1/y.npy: bad")
+        got = _explain._renamed(exc, {"/tmp/tempora-x1/X.npy": "X", "/tmp/tempora-x1/y.npy": "y"})
+        self.assertIsInstance(got, tempora.ModelError)
+        self.assertEqual(str(got), "explain: X: bad; y: bad")
+
+
+if __name__ == "__main__":
+    unittest.main()
