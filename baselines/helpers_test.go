@@ -1,7 +1,10 @@
 package baselines
 
 import (
+	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -77,4 +80,29 @@ func sameFloats(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// badConfig is a configuration of an explainer and a text its error must
+// contain.
+type badConfig[C tempora.Explainer] struct {
+	cfg  C
+	want string
+}
+
+// checkBadConfigs checks that each configuration fails on a small valid
+// problem (20 × 2 × 4) with a "baselines: " error mentioning its text, and
+// that the zero configuration refuses a nil model.
+func checkBadConfigs[C tempora.Explainer](t *testing.T, cases []badConfig[C]) {
+	t.Helper()
+	good, f := linearProblem(t, 20, 2, 4, make([]float64, 8), nil, slices.Repeat([]float64{1}, 8), 1)
+	for _, tc := range cases {
+		_, err := tc.cfg.Explain(context.Background(), f, good)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "baselines: ") {
+			t.Errorf("%+v: error %v, want one mentioning %q", tc.cfg, err, tc.want)
+		}
+	}
+	var zero C
+	if _, err := zero.Explain(context.Background(), nil, good); err == nil || !strings.Contains(err.Error(), "nil model") {
+		t.Errorf("nil model: %v", err)
+	}
 }

@@ -156,25 +156,14 @@ func TestOcclusionRanksWindow(t *testing.T) {
 }
 
 func TestOcclusionBadInput(t *testing.T) {
-	good, f := linearProblem(t, 20, 2, 4, make([]float64, 8), nil, slices.Repeat([]float64{1}, 8), 1)
-	for _, tc := range []struct {
-		cfg  Occlusion
-		want string
-	}{
+	checkBadConfigs(t, []badConfig[Occlusion]{
 		{Occlusion{Width: 5}, "Width is 5, want 1 to the 4 timesteps"},
 		{Occlusion{Width: -1}, "Width is -1"},
 		{Occlusion{Stride: -2}, "Stride is -2"},
 		{Occlusion{Width: 2, Stride: 3}, "Stride is 3, want 1 to the width 2"},
 		{Occlusion{Baseline: 9}, "unknown baseline 9"},
 		{Occlusion{Workers: -1}, "Workers is -1"},
-	} {
-		if _, err := tc.cfg.Explain(context.Background(), f, good); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "baselines: ") {
-			t.Errorf("%+v: error %v, want one mentioning %q", tc.cfg, err, tc.want)
-		}
-	}
-	if _, err := (Occlusion{}).Explain(context.Background(), nil, good); err == nil || !strings.Contains(err.Error(), "nil model") {
-		t.Errorf("nil model: %v", err)
-	}
+	})
 	if _, err := ParseBaseline("median"); err == nil || !strings.Contains(err.Error(), `"median"`) {
 		t.Errorf("ParseBaseline(median): %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -285,11 +284,7 @@ func TestTimeSHAPRanksWindow(t *testing.T) {
 }
 
 func TestTimeSHAPBadInput(t *testing.T) {
-	good, f := linearProblem(t, 20, 2, 4, make([]float64, 8), nil, slices.Repeat([]float64{1}, 8), 1)
-	for _, tc := range []struct {
-		cfg  TimeSHAP
-		want string
-	}{
+	checkBadConfigs(t, []badConfig[TimeSHAP]{
 		{TimeSHAP{Recent: 5}, "Recent is 5, want 1 to the 4 timesteps"},
 		{TimeSHAP{Recent: -1}, "Recent is -1"},
 		{TimeSHAP{Tolerance: -0.1}, "Tolerance is -0.1"},
@@ -301,15 +296,7 @@ func TestTimeSHAPBadInput(t *testing.T) {
 		{TimeSHAP{Baseline: 8}, "unknown baseline 8"},
 		{TimeSHAP{Workers: -1}, "Workers is -1"},
 		{TimeSHAP{Samples: 1 << 30, Recent: 4, MaxMemory: 1 << 20}, "TimeSHAP with 254 coalitions"},
-	} {
-		_, err := tc.cfg.Explain(context.Background(), f, good)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "baselines: ") {
-			t.Errorf("%+v: error %v, want one mentioning %q", tc.cfg, err, tc.want)
-		}
-	}
-	if _, err := (TimeSHAP{}).Explain(context.Background(), nil, good); err == nil || !strings.Contains(err.Error(), "nil model") {
-		t.Errorf("nil model: %v", err)
-	}
+	})
 	for _, v := range []TimeSHAPLevel{CellLevel, EventLevel, FeatureLevel} {
 		if got, err := ParseTimeSHAPLevel(v.String()); err != nil || got != v {
 			t.Errorf("ParseTimeSHAPLevel(%q) = %v, %v", v.String(), got, err)

@@ -71,7 +71,7 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := p.Save(*out); err != nil {
+	if err := p.SaveContext(ctx, *out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "tempora: generated in %v\n", time.Since(start).Round(time.Millisecond))

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
+	"github.com/tempora-dev/tempora/internal/npy"
 	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
@@ -163,23 +165,36 @@ type jsonGenerator struct {
 //
 // The same problem always gives byte-identical files.
 func (p *Problem) Save(dir string) error {
-	if err := p.save(dir); err != nil {
+	return p.SaveContext(context.Background(), dir)
+}
+
+// SaveContext is Save that stops once ctx is done, within one buffer of
+// the file being written (a large data file need not be finished first),
+// and returns an error that wraps ctx's. The file being written is left as
+// it was; the files written before it are kept.
+func (p *Problem) SaveContext(ctx context.Context, dir string) error {
+	if err := p.save(ctx, dir); err != nil {
 		return errmsg.Wrap(err, "synth: saving the problem")
 	}
 	return nil
 }
 
-func (p *Problem) save(dir string) error {
+func (p *Problem) save(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := dataio.WriteTensorNPY(filepath.Join(dir, DataFile), p.Data.X); err != nil {
+	x := p.Data.X
+	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, DataFile), func(w io.Writer) error {
+		return npy.Write(w, []int{x.M, x.D, x.L}, x.Data)
+	}); err != nil {
 		return err
 	}
-	if err := dataio.WriteVectorNPY(filepath.Join(dir, TargetsFile), p.Data.Y); err != nil {
+	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, TargetsFile), func(w io.Writer) error {
+		return npy.Write(w, []int{len(p.Data.Y)}, p.Data.Y)
+	}); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, ModelFile), p.Model); err != nil {
+	if err := writeJSON(ctx, filepath.Join(dir, ModelFile), p.Model); err != nil {
 		return err
 	}
 	t := jsonTruthFile{Format: TruthFormat, Task: p.Model.task, L: p.Model.l, Features: make([]jsonTruthRow, len(p.Truth))}
@@ -189,23 +204,23 @@ func (p *Problem) save(dir string) error {
 			EffectSize: f.EffectSize, OrderingImportant: f.OrderingImportant, WindowOrderingImportant: f.WindowOrderingImportant,
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, TruthFile), t); err != nil {
+	if err := writeJSON(ctx, filepath.Join(dir, TruthFile), t); err != nil {
 		return err
 	}
 	jp := jsonProblem{Format: ProblemFormat, Seed: p.Seed, Config: p.Config, Generators: make([]jsonGenerator, len(p.Generators))}
 	for k, g := range p.Generators {
 		jp.Generators[k] = jsonGenerator{Index: k, Window: &[2]int{g.Window.Start, g.Window.End}, Generator: g}
 	}
-	return writeJSON(filepath.Join(dir, ProblemFile), jp)
+	return writeJSON(ctx, filepath.Join(dir, ProblemFile), jp)
 }
 
-func writeJSON(path string, v any) error {
+func writeJSON(ctx context.Context, path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
 	}
 	b = append(b, '\n')
-	return atomicfile.Write(path, func(w io.Writer) error {
+	return atomicfile.WriteContext(ctx, path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

@@ -1,7 +1,9 @@
 package synth
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -248,5 +250,24 @@ func TestLoadErrors(t *testing.T) {
 		if rest, ok := strings.CutPrefix(err.Error(), "synth: "); !ok || errmsg.Trim(rest) != rest {
 			t.Errorf("%s: Load error %q does not carry exactly one prefix, synth's", c.name, err)
 		}
+	}
+}
+
+// TestSaveContextCancelled checks that a cancelled save says so (its error
+// wraps ctx's) and writes no data file.
+func TestSaveContextCancelled(t *testing.T) {
+	p, err := Generate(testConfigs()[0], 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	err = p.SaveContext(ctx, dir)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "synth: saving the problem: ") {
+		t.Fatalf("error %v, want a synth error wrapping context.Canceled", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files left in the directory: %v", entries)
 	}
 }

@@ -13,23 +13,16 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+from _testenv import BINARY, HAVE_BINARY, HAVE_TORCH, HERE, NO_BINARY, NO_TORCH, ROOT
 
-try:
+if HAVE_TORCH:
     import torch
     from torch import nn
 
     import integrated_gradients as ig
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
-
-BINARY = os.path.abspath(os.environ.get("TEMPORA") or os.path.join(ROOT, "bin", "tempora"))
 
 
-@unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed (Debian: apt-get install python3-torch)")
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
 class IntegratedGradientsTest(unittest.TestCase):
     def test_linear_model_is_exact(self):
         """For f(x) = <w, x> the gradient is w everywhere, so the
@@ -60,7 +53,7 @@ class IntegratedGradientsTest(unittest.TestCase):
             fb = net(torch.zeros(1, 3, 5)).numpy()
         np.testing.assert_allclose(a.sum(axis=(1, 2)), fx - fb, atol=0.02)
 
-    @unittest.skipUnless(os.access(BINARY, os.X_OK), "no tempora binary at %s (make build)" % BINARY)
+    @unittest.skipUnless(HAVE_BINARY, NO_BINARY)
     def test_benchmark_smoke(self):
         try:
             import pandas  # noqa: F401

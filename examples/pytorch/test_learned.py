@@ -21,23 +21,13 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+from _testenv import BINARY, HAVE_BINARY, HAVE_TORCH, NO_BINARY, NO_TORCH, ROOT
 
 import common  # noqa: E402
 import scoring  # noqa: E402
 
-try:
-    import torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
-
-BINARY = os.path.abspath(os.environ.get("TEMPORA") or os.path.join(ROOT, "bin", "tempora"))
-HAVE_BINARY = os.access(BINARY, os.X_OK)
-NO_TORCH = "PyTorch is not installed (Debian: apt-get install python3-torch)"
-NO_BINARY = "no tempora binary at %s (make build)" % BINARY
+if HAVE_TORCH:
+    import torch
 
 
 def brute_auroc(y, s):

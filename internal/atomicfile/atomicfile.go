@@ -9,6 +9,7 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,16 @@ func pathError(op, path string, err error) error {
 // Write creates or replaces path with what fill writes. If fill or any step
 // fails, path is left untouched and the temporary file is removed. path
 // must not be a directory.
-func Write(path string, fill func(w io.Writer) error) (err error) {
+func Write(path string, fill func(w io.Writer) error) error {
+	return WriteContext(context.Background(), path, fill)
+}
+
+// WriteContext is Write that stops once ctx is done: every write fill
+// makes after that fails with ctx's error (a buffered fill notices at its
+// next flush, so a large file stops within one buffer), and a ctx done when
+// fill returns skips the sync and the rename. path is then left untouched
+// and the temporary file removed.
+func WriteContext(ctx context.Context, path string, fill func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -72,7 +82,14 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err = fill(f); err != nil {
+	var w io.Writer = f
+	if ctx.Done() != nil {
+		w = ctxWriter{ctx, f}
+	}
+	if err = fill(w); err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && pe.Path == tmp {
 			return pathError("write", path, err)
@@ -89,6 +106,19 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 		return pathError("write", path, err)
 	}
 	return nil
+}
+
+// ctxWriter writes to w until ctx is done, then fails with ctx's error.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }
 
 // WriteBytes creates or replaces path with b atomically.

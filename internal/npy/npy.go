@@ -214,7 +214,9 @@ func Write(w io.Writer, shape []int, data []float64) error {
 	var b [8]byte
 	for _, v := range data {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-		bw.Write(b[:])
+		if _, err := bw.Write(b[:]); err != nil {
+			return err // e.g. a cancelled atomicfile.WriteContext: stop now
+		}
 	}
 	return bw.Flush()
 }

@@ -25,7 +25,7 @@ from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
 from ._explain import Duration, Hierarchy, explain
-from ._explanation import Accounting, DrawCount, Explanation, Feature
+from ._explanation import Accounting, DrawCount, Explanation, Feature, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
@@ -36,6 +36,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
-    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature",
+    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
     "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

@@ -4,7 +4,7 @@ imported only when asked for."""
 
 import html
 import math
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -16,7 +16,24 @@ FEATURE_COLUMNS = (
     "name", "index", "important", "score", "p_value", "p_adjusted", "window_start", "window_end",
     "window_score", "window_p_value", "window_p_adjusted", "window_significant", "ordering_p_value",
     "ordering_p_adjusted", "ordering_important", "window_ordering_p_value", "window_ordering_important", "tested",
+    "windows",
 )
+
+
+def _window_list(f: "Feature") -> str:
+    """A feature's windows as the program's CSV writes them: "start-end"
+    separated by ";", "*" after each significant one (e.g. "2-5*;14-17")."""
+    return ";".join("%d-%d%s" % (w.window[0], w.window[1], "*" if w.significant else "") for w in f.windows)
+
+
+def _boxes(f: "Feature") -> List[Tuple[Tuple[int, int], bool]]:
+    """The windows to box on the plot, each with whether it is significant:
+    every window, or the single window of an explanation without the list."""
+    if f.windows:
+        return [(w.window, w.significant) for w in f.windows]
+    if f.window is not None:
+        return [(f.window, f.window_significant)]
+    return []
 
 
 def _feature_row(f: "Feature") -> List[Any]:
@@ -24,7 +41,7 @@ def _feature_row(f: "Feature") -> List[Any]:
     return [f.name, f.index, f.important, f.score, f.p_value, f.p_adjusted,
             None if w is None else w[0], None if w is None else w[1], f.window_score, f.window_p_value,
             f.window_p_adjusted, f.window_significant, f.ordering_p_value, f.ordering_p_adjusted,
-            f.ordering_important, f.window_ordering_p_value, f.window_ordering_important, f.tested]
+            f.ordering_important, f.window_ordering_p_value, f.window_ordering_important, f.tested, _window_list(f)]
 
 
 def _pandas() -> Any:
@@ -94,11 +111,9 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
             if f.ordering_important:
                 mark += " o"
         labels.append(f.name + mark)
-        if f.window is not None:
-            start, end = f.window
-            style = "-" if f.window_significant else ":"
+        for (start, end), significant in _boxes(f):
             ax.add_patch(Rectangle((start - 0.5, row - 0.5), end - start + 1, 1, fill=False, edgecolor="red",
-                                   linewidth=2 if f.window_significant else 1, linestyle=style))
+                                   linewidth=2 if significant else 1, linestyle="-" if significant else ":"))
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels(labels)
     ax.set_xlabel("timestep (0-based)")

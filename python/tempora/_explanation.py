@@ -17,12 +17,51 @@ def _p(v: Optional[float]) -> float:
     return NAN if v is None else float(v)
 
 
+def _window(v: Any) -> Tuple[int, int]:
+    """A JSON window [start, end] as a (start, end) tuple."""
+    return (int(v[0]), int(v[1]))
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """One of a feature's windows (TIME, decision 18 of docs/decisions.md).
+
+    Timesteps are 0-based and ends inclusive. The ordering p-values are NaN
+    when the window was not tested for ordering (it is not significant).
+    """
+
+    window: Tuple[int, int]  # (start, end), inclusive
+    start_range: Tuple[int, int]  # where the start lies by the search's sure probes
+    end_range: Tuple[int, int]  # where the end lies by the search's sure probes
+    score: float  # mean loss increase when the window is permuted
+    p_value: float
+    p_adjusted: float  # Benjamini-Hochberg, within the feature's family
+    significant: bool  # permuting this window raises the loss (FDR-controlled)
+    ordering_p_value: float
+    ordering_p_adjusted: float
+    ordering_important: bool  # the order within this window matters
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "WindowResult":
+        """The WindowResult of one entry of a feature's JSON "windows"."""
+        return cls(
+            window=_window(d["window"]), start_range=_window(d["start_range"]), end_range=_window(d["end_range"]),
+            score=float(d["score"]), p_value=_p(d.get("p_value")), p_adjusted=_p(d.get("p_adjusted")),
+            significant=bool(d.get("significant", False)),
+            ordering_p_value=_p(d.get("ordering_p_value")), ordering_p_adjusted=_p(d.get("ordering_p_adjusted")),
+            ordering_important=bool(d.get("ordering_important", False)),
+        )
+
+
 @dataclass(frozen=True)
 class Feature:
     """The result for one feature (or one group of a hierarchy).
 
     p-values a method does not compute are NaN; window is None when no
     window was searched. Timesteps are 0-based and window ends inclusive.
+    windows lists every window of the feature in time order (TIME; empty
+    when none was searched or the method has none); the single-window
+    fields repeat the one with the smallest adjusted p-value.
     """
 
     index: int  # feature index, -1 for a group
@@ -43,6 +82,7 @@ class Feature:
     ordering_important: bool  # the order of its values over the sequence matters
     window_ordering_p_value: float
     window_ordering_important: bool  # the order within its window matters
+    windows: Tuple[WindowResult, ...] = ()  # every window, in time order
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Feature":
@@ -55,7 +95,7 @@ class Feature:
             index=int(d["index"]), name=d["name"], members=tuple(int(m) for m in members),
             tested=bool(d["tested"]), important=bool(d["important"]), score=float(d["score"]),
             p_value=_p(d.get("p_value")), p_adjusted=_p(d.get("p_adjusted")),
-            window=None if window is None else (int(window[0]), int(window[1])),
+            window=None if window is None else _window(window),
             window_score=float(d.get("window_score", 0.0)),
             window_p_value=_p(d.get("window_p_value")), window_p_adjusted=_p(d.get("window_p_adjusted")),
             window_significant=bool(d.get("window_significant", False)),
@@ -63,6 +103,7 @@ class Feature:
             ordering_important=bool(d.get("ordering_important", False)),
             window_ordering_p_value=_p(d.get("window_ordering_p_value")),
             window_ordering_important=bool(d.get("window_ordering_important", False)),
+            windows=tuple(WindowResult.from_json(w) for w in d.get("windows") or []),
         )
 
 
@@ -179,7 +220,9 @@ class Explanation:
             "features": one row per feature, indexed by name, with the
             columns of Feature (a window as window_start and window_end,
             0-based and inclusive, missing when no window was searched;
-            p-values a method does not compute are NaN). "cells": one row
+            p-values a method does not compute are NaN; the last column,
+            windows, lists every window as "start-end" separated by ";",
+            with "*" after each significant one, as in the program's CSV). "cells": one row
             per (feature, timestep), with the score, whether the timestep
             lies in the feature's window and whether the feature is
             important. "groups": the tested groups of a hierarchy, with
@@ -196,8 +239,8 @@ class Explanation:
         """Draw the importance heat map (features × timesteps) with matplotlib.
 
         Each row is a feature, each column a 0-based timestep, coloured by
-        the cell score. A feature's window is boxed (solid: the window test
-        is significant; dotted: searched but not significant); "*" after a
+        the cell score. Each of a feature's windows is boxed (solid: the
+        window test is significant; dotted: searched but not significant); "*" after a
         name marks an important feature (FDR-controlled), "o" one whose
         ordering matters.
 

@@ -4,9 +4,6 @@ with an exception naming the call and the batch size (issue 24)."""
 import datetime
 import os
 import signal
-import subprocess
-import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -15,8 +12,7 @@ import unittest
 import tempora
 from tempora import _calls
 import _models
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+import _scripts
 
 
 class SecondsTest(unittest.TestCase):
@@ -86,26 +82,12 @@ SCRIPT = textwrap.dedent("""\
 
 class InterruptHangTest(unittest.TestCase):
     def run_script(self, timeout, sig):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        script = os.path.join(tmp.name, "hang.py")
-        with open(script, "w") as f:
-            f.write(SCRIPT)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE] + sys.path))
-        p = subprocess.Popen([sys.executable, script, str(timeout)], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            line = p.stdout.readline()
-            self.assertEqual(line.strip(), "running", p.stderr.read() if not line else "")
-            start = time.monotonic()
-            if sig is not None:
-                p.send_signal(sig)
-            _, err = p.communicate(timeout=60)
-            return time.monotonic() - start, p.returncode, err
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        p = _scripts.start_running(self, SCRIPT, timeout)
+        start = time.monotonic()
+        if sig is not None:
+            p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        return time.monotonic() - start, p.returncode, err
 
     def test_ctrl_c(self):
         took, status, err = self.run_script(600, signal.SIGINT)

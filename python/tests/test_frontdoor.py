@@ -4,6 +4,7 @@ Keras-style models), results out as DataFrames, plots and HTML, and
 scikit-learn spellings answered with the tempora equivalent."""
 
 import importlib.util
+import json
 import os
 import unittest
 
@@ -17,6 +18,7 @@ HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 CI = os.environ.get("CI") == "true"
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def need(flag, what):
@@ -217,7 +219,8 @@ class OutputTest(unittest.TestCase):
         ax = self.e.plot()
         self.assertEqual([t.get_text() for t in ax.get_yticklabels()][:1], ["a *" + (" o" if self.e.feature("a").ordering_important else "")])
         boxes = [p for p in ax.patches]
-        self.assertEqual(len(boxes), sum(f.window is not None for f in self.e.features))
+        self.assertEqual(len(boxes), sum(len(f.windows) for f in self.e.features))
+        self.assertGreater(len(boxes), 0)
         ax2 = self.e.plot(features=2)
         self.assertEqual(len(ax2.get_yticklabels()), 2)
         plt.close("all")
@@ -227,6 +230,82 @@ class OutputTest(unittest.TestCase):
         self.assertIn("<table>", h)
         self.assertLess(h.index(">a<"), h.index(">b<"))  # important first
         self.assertIn("important: a, c", h)
+
+
+def two_windows_doc():
+    """An explanation document with the program's layout in which feature
+    "a" has two windows, [1, 2] significant (its ordering matters) and
+    [5, 6] not, and "b" none."""
+    def window(w, sr, er, p, sig, op):
+        return {"window": w, "start_range": sr, "end_range": er, "score": 0.5, "p_value": p, "p_adjusted": p,
+                "significant": sig, "ordering_p_value": op, "ordering_p_adjusted": op,
+                "ordering_important": op is not None and op < 0.05}
+    a = {"index": 0, "name": "a", "tested": True, "important": True, "score": 1.0, "p_value": 0.01,
+         "p_adjusted": 0.02, "window": [1, 2], "window_score": 0.5, "window_p_value": 0.01,
+         "window_p_adjusted": 0.01, "window_significant": True, "ordering_p_value": 0.5,
+         "ordering_p_adjusted": 0.5, "ordering_important": False, "window_ordering_p_value": 0.01,
+         "window_ordering_important": True,
+         "windows": [window([1, 2], [0, 1], [2, 2], 0.01, True, 0.01), window([5, 6], [5, 5], [6, 7], 0.3, False, None)]}
+    b = {"index": 1, "name": "b", "tested": True, "important": False, "score": 0.0, "p_value": 0.9,
+         "p_adjusted": 0.9, "window": None, "window_score": 0.0, "window_p_value": None,
+         "window_p_adjusted": None, "window_significant": False, "ordering_p_value": None,
+         "ordering_p_adjusted": None, "ordering_important": False, "window_ordering_p_value": None,
+         "window_ordering_important": False}
+    return {"method": "TIME", "num_features": 2, "num_timesteps": 8, "features": [a, b],
+            "cells": [[0.0] * 8, [0.0] * 8],
+            "accounting": {"model_calls": 1, "instance_evaluations": 1, "window_probes": 1}, "warnings": []}
+
+
+class WindowsTest(unittest.TestCase):
+    """A feature's list of windows (decision 18): typed fields, the
+    DataFrame's windows column and one box per window on the plot."""
+
+    def setUp(self):
+        self.e = tempora.Explanation(two_windows_doc())
+
+    def test_fields(self):
+        a, b = self.e.features
+        self.assertEqual([w.window for w in a.windows], [(1, 2), (5, 6)])
+        w1, w2 = a.windows
+        self.assertIsInstance(w1, tempora.WindowResult)
+        self.assertEqual((w1.start_range, w1.end_range), ((0, 1), (2, 2)))
+        self.assertEqual((w2.start_range, w2.end_range), ((5, 5), (6, 7)))
+        self.assertEqual((w1.significant, w1.ordering_important, w1.p_value), (True, True, 0.01))
+        self.assertEqual((w2.significant, w2.ordering_important, w2.p_adjusted), (False, False, 0.3))
+        self.assertTrue(np.isnan(w2.ordering_p_value) and np.isnan(w2.ordering_p_adjusted))
+        self.assertEqual(b.windows, ())
+
+    def test_program_json(self):
+        # The program's own output (the CLI's golden file) reads into the
+        # same fields.
+        path = os.path.join(os.path.dirname(os.path.dirname(HERE)), "cli", "testdata", "explain-time.json")
+        with open(path) as fh:
+            doc = json.load(fh)
+        e = tempora.Explanation(doc)
+        for f, d in zip(e.features, doc["features"]):
+            want = d.get("windows") or []
+            self.assertEqual(len(f.windows), len(want))
+            for w, dw in zip(f.windows, want):
+                self.assertEqual((w.window, w.start_range, w.end_range),
+                                 tuple(tuple(dw[k]) for k in ("window", "start_range", "end_range")))
+                self.assertEqual((w.score, w.significant), (dw["score"], dw["significant"]))
+        self.assertGreater(sum(len(f.windows) for f in e.features), 0)
+
+    @need(HAVE_PANDAS, "pandas")
+    def test_dataframe_column(self):
+        df = self.e.to_dataframe()
+        self.assertEqual(df.columns[-1], "windows")
+        self.assertEqual(list(df["windows"]), ["1-2*;5-6", ""])
+
+    @need(HAVE_MPL, "matplotlib")
+    def test_plot_boxes(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        ax = self.e.plot()
+        boxes = sorted((p.get_x(), p.get_width(), p.get_linestyle()) for p in ax.patches)
+        self.assertEqual(boxes, [(0.5, 2, "-"), (4.5, 2, ":")])
+        plt.close("all")
 
 
 class ProgressTest(unittest.TestCase):

@@ -3,16 +3,13 @@ processes: nothing is left behind."""
 
 import os
 import signal
-import subprocess
-import sys
-import tempfile
 import textwrap
 import time
 import unittest
 
 import tempora
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import _scripts
 
 # Explains a slow model (50 ms per batch in every process: the run would take
 # a minute) and prints "running" once the program has asked this process for
@@ -67,33 +64,19 @@ def running(pid):
 @unittest.skipUnless(os.path.isdir("/proc/self"), "needs /proc to list processes")
 class InterruptTest(unittest.TestCase):
     def interrupt(self, procs, group=False):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        script = os.path.join(tmp.name, "interrupted.py")
-        with open(script, "w") as f:
-            f.write(SCRIPT)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE] + sys.path))
-        p = subprocess.Popen([sys.executable, script, str(procs)], env=env, start_new_session=group,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            line = p.stdout.readline()
-            self.assertEqual(line.strip(), "running", p.stderr.read() if not line else "")
-            kids = descendants(p.pid)
-            exe = os.path.realpath(tempora.find_binary())
-            programs = [k for k in kids if os.path.realpath("/proc/%d/exe" % k) == exe]
-            self.assertEqual(len(programs), 1, "the tempora program among %s" % kids)
-            self.assertGreaterEqual(len(kids), procs, "model processes among %s" % kids)
-            start = time.monotonic()
-            if group:  # a terminal's Ctrl-C: the whole foreground process group
-                os.killpg(p.pid, signal.SIGINT)
-            else:  # e.g. a notebook's "interrupt kernel": the Python process alone
-                p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
-            self.assertLess(time.monotonic() - start, 10, "interrupt took too long")
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        p = _scripts.start_running(self, SCRIPT, procs, start_new_session=group)
+        kids = descendants(p.pid)
+        exe = os.path.realpath(tempora.find_binary())
+        programs = [k for k in kids if os.path.realpath("/proc/%d/exe" % k) == exe]
+        self.assertEqual(len(programs), 1, "the tempora program among %s" % kids)
+        self.assertGreaterEqual(len(kids), procs, "model processes among %s" % kids)
+        start = time.monotonic()
+        if group:  # a terminal's Ctrl-C: the whole foreground process group
+            os.killpg(p.pid, signal.SIGINT)
+        else:  # e.g. a notebook's "interrupt kernel": the Python process alone
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertLess(time.monotonic() - start, 10, "interrupt took too long")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("KeyboardInterrupt", err)
         deadline = time.monotonic() + 5

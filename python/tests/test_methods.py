@@ -110,6 +110,10 @@ class ProgramTableTest(unittest.TestCase):
         # method names, though "time" spells one.
         from tempora import _input
         columns = set(_input._TIME_NAMES)
+        # Nor are the fields of an explanation (its JSON keys and
+        # DataFrame columns), though "windows" spells a TIME parameter.
+        from tempora import _display
+        fields = set(_display.FEATURE_COLUMNS)
         params = {s for m in t.methods for p in t.params(m) for s in (p.name, p.keyword)}
         for fn in sorted(os.listdir(PACKAGE)):
             if not fn.endswith(".py"):
@@ -122,6 +126,8 @@ class ProgramTableTest(unittest.TestCase):
             for node in ast.walk(tree):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                     if fn == "_input.py" and node.value in columns:
+                        continue
+                    if fn in ("_display.py", "_explanation.py") and node.value in fields:
                         continue
                     self.assertNotIn(node.value.lower(), methods, "%s:%d" % (fn, node.lineno))
                     self.assertNotIn(node.value, params, "%s:%d" % (fn, node.lineno))
