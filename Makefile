@@ -186,7 +186,7 @@ local-reference: local-quick
 
 # windows-quick runs suite windows (issue 23: TIME with one window and with
 # several on features read over 1-3 disjoint windows) at quick scale into
-# out/windows-quick, about a minute on 2 cores; windows-reference refreshes
+# out/windows-quick, about 45 s on 2 cores; windows-reference refreshes
 # its committed report, results/reference/windows/quick.
 windows-quick: build
 	rm -rf $(OUT)/windows-quick

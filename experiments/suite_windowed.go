@@ -45,9 +45,9 @@ var windowsSuite = &Suite{
 	Models: 20, QuickModels: 5, Methods: windowsMethods,
 	// Quick: 59 s of CPU measured for the committed report
 	// (results/reference/windows/quick; PERM takes most of it), so about
-	// half a minute to a minute on two idle cores; paper scale is four
+	// 30 to 45 s on two idle cores; paper scale is four
 	// times the models.
-	Time: "about 4 min (estimated)", QuickTime: "about 1 min",
+	Time: "about 4 min (estimated)", QuickTime: "about 45 s",
 	settings: windowsSettings,
 }
 
