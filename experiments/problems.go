@@ -72,6 +72,9 @@ func synthesise(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, e
 	if spec.World == "correlated" {
 		return correlatedProblem(ctx, spec, seed)
 	}
+	if spec.World == "windows" {
+		return windowsProblemOf(ctx, spec, seed)
+	}
 	cfg, err := synthConfig(spec)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
@@ -273,6 +274,15 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
 		}
+		// The exact-window rate, on truths with window lists (suite
+		// windows) for methods that report windows.
+		if prob.Truth.WindowLists != nil && hasWindows(oe) {
+			mt, err := metrics.ExactWindows(prob.Truth, oe.Features, oe.L)
+			if err != nil {
+				return fmt.Errorf("experiments: %s: %w", name, err)
+			}
+			rec.Metrics = append(rec.Metrics, mt)
+		}
 		// Per-instance metrics for every method with per-instance
 		// attributions, and in a Local setting for every method, on
 		// problems with a per-instance truth (synthetic models).
@@ -292,4 +302,14 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		}
 	}
 	return nil
+}
+
+// hasWindows reports whether some feature result of e lists windows.
+func hasWindows(e *tempora.Explanation) bool {
+	for _, f := range e.Features {
+		if f.Windows != nil {
+			return true
+		}
+	}
+	return false
 }

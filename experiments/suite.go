@@ -29,6 +29,12 @@ type ProblemSpec struct {
 	Rho    float64
 	Spread bool
 	Truth  string
+	// World "windows" selects synth.GenerateWindows with Windows true
+	// windows per relevant feature and noise weights of scale NoiseScale
+	// (Instances, Features, Timesteps, FractionRelevant and a numeric
+	// Noise as above; suite_windowed.go).
+	Windows    int
+	NoiseScale float64
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
@@ -178,6 +184,7 @@ var Suites = []*Suite{
 		settings: gridSettings,
 	},
 	localSuite,
+	windowsSuite,
 }
 
 // LookupSuite returns the named suite.

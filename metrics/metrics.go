@@ -152,9 +152,8 @@ func TrueCells(tr *record.Truth, l int) []bool {
 		if !rel {
 			continue
 		}
-		w := tr.Windows[j]
-		for t := max(w.Start, 0); t <= min(w.End, l-1); t++ {
-			c[j*l+t] = true
+		for t := range l {
+			c[j*l+t] = tr.InWindow(j, t)
 		}
 	}
 	return c
@@ -177,10 +176,21 @@ func CheckTruth(tr *record.Truth, d, l int) error {
 			return fmt.Errorf("metrics: truth has %d ordering flags for %d features", len(flags), d)
 		}
 	}
+	if tr.WindowLists != nil && len(tr.WindowLists) != d {
+		return fmt.Errorf("metrics: truth has %d window lists for %d features", len(tr.WindowLists), d)
+	}
 	for j, rel := range tr.Relevant {
 		w := tr.Windows[j]
 		if rel && (w.Start < 0 || w.End < w.Start || w.End >= l) {
 			return fmt.Errorf("metrics: true window %v of feature %d does not fit %d timesteps", w, j, l)
+		}
+		if tr.WindowLists == nil {
+			continue
+		}
+		for i, v := range tr.WindowLists[j] {
+			if v.Start < w.Start || v.End < v.Start || v.End > w.End || i > 0 && v.Start <= tr.WindowLists[j][i-1].End {
+				return fmt.Errorf("metrics: true windows %v of feature %d are not disjoint windows in time order within %v", tr.WindowLists[j], j, w)
+			}
 		}
 	}
 	return nil
@@ -264,7 +274,7 @@ func TIMEMetrics(tr *record.Truth, features []tempora.FeatureResult, l int) ([]r
 		trueW := make([]bool, l)
 		gotW := make([]bool, l)
 		for t := range l {
-			trueW[t] = tr.Windows[j].Contains(t)
+			trueW[t] = tr.InWindow(j, t)
 			gotW[t] = f.Window != nil && f.Window.Contains(t)
 			for _, w := range f.Windows {
 				gotW[t] = gotW[t] || w.Window.Contains(t)
@@ -286,4 +296,46 @@ func TIMEMetrics(tr *record.Truth, features []tempora.FeatureResult, l int) ([]r
 		{Name: "window-ordering-power", Value: wp}, {Name: "window-ordering-fdr", Value: wf},
 		{Name: "avg-window-power", Value: ap}, {Name: "avg-window-fdr", Value: af},
 	}, nil
+}
+
+// ExactWindowMetric is the name of the metric ExactWindows returns.
+const ExactWindowMetric = "exact-window-rate"
+
+// ExactWindows scores the windows of a method's feature results against a
+// truth with window lists (the windows world): the fraction of the true
+// windows of the relevant features that the method reports exactly, as a
+// significant window of the feature with the same start and end, while
+// finding the feature important. A hull that covers two true windows
+// recovers neither. It is 0 when no feature is relevant.
+func ExactWindows(tr *record.Truth, features []tempora.FeatureResult, l int) (record.Metric, error) {
+	d := len(features)
+	if err := CheckTruth(tr, d, l); err != nil {
+		return record.Metric{}, err
+	}
+	if tr.WindowLists == nil {
+		return record.Metric{}, fmt.Errorf("metrics: the exact-window rate needs a truth with window lists")
+	}
+	var total, exact int
+	for j, f := range features {
+		if !tr.Relevant[j] {
+			continue
+		}
+		for _, w := range tr.WindowLists[j] {
+			total++
+			if !f.Important {
+				continue
+			}
+			for _, got := range f.Windows {
+				if got.Significant && got.Window == w {
+					exact++
+					break
+				}
+			}
+		}
+	}
+	v := 0.0
+	if total > 0 {
+		v = float64(exact) / float64(total)
+	}
+	return record.Metric{Name: ExactWindowMetric, Value: v}, nil
 }

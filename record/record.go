@@ -67,6 +67,27 @@ type Truth struct {
 	EffectSize              []float64        `json:"effect_size"`
 	OrderingImportant       []bool           `json:"ordering_important"`
 	WindowOrderingImportant []bool           `json:"window_ordering_important"`
+	// WindowLists, when set (the windows world, suite windows), lists
+	// each feature's true windows in time order; Windows then holds their
+	// hull, and a timestep is true when it lies in one of the listed
+	// windows (InWindow). Omitted when nil, so that records of the other
+	// suites and of older versions read and hash as before.
+	WindowLists [][]tempora.Window `json:"window_lists,omitempty"`
+}
+
+// InWindow reports whether timestep t lies in a true window of feature j:
+// in one of WindowLists[j] when the truth has window lists, else in
+// Windows[j]. It does not look at Relevant.
+func (t *Truth) InWindow(j, s int) bool {
+	if t.WindowLists != nil {
+		for _, w := range t.WindowLists[j] {
+			if w.Contains(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return t.Windows[j].Contains(s)
 }
 
 // Record is the outcome of one method on one problem.

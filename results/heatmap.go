@@ -264,6 +264,9 @@ func truthCells(tr *record.Truth, d, l int) (cells []float64, hatched []bool, er
 	if n := len(tr.WindowOrderingImportant); n != 0 && n != d {
 		return nil, nil, fmt.Errorf("truth has %d window-ordering flags for %d features", n, d)
 	}
+	if tr.WindowLists != nil && len(tr.WindowLists) != d {
+		return nil, nil, fmt.Errorf("truth has %d window lists for %d features", len(tr.WindowLists), d)
+	}
 	cells = make([]float64, d*l)
 	hatched = make([]bool, d*l)
 	for j, rel := range tr.Relevant {
@@ -276,6 +279,9 @@ func truthCells(tr *record.Truth, d, l int) (cells []float64, hatched []bool, er
 		}
 		ord := len(tr.WindowOrderingImportant) > 0 && tr.WindowOrderingImportant[j]
 		for t := w.Start; t <= w.End; t++ {
+			if !tr.InWindow(j, t) {
+				continue
+			}
 			cells[j*l+t] = 1
 			hatched[j*l+t] = ord
 		}
