@@ -12,10 +12,17 @@ var (
 		Default: baselines.DefaultOcclusionWidth, Range: "[1, inf)"}
 	occStride = method.Spec[int]{Name: "occlusion-stride", Doc: "step between the starts of occluded windows (at most the width)",
 		Default: baselines.DefaultOcclusionStride, Range: "[1, inf)"}
-	occBaseline = method.Spec[string]{Name: "baseline",
-		Doc:     "value of occluded cells: zero, mean (the cell's mean over instances) or event (the feature's mean over instances and timesteps)",
-		Default: baselines.ZeroBaseline.String()}
+	occBaseline = baselineSpec("occluded", baselines.ZeroBaseline)
 )
+
+// baselineSpec declares the baseline parameter of OCC and TimeSHAP (one
+// declaration, each method with its own default): cells names the cells
+// the baseline replaces.
+func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
+	return method.Spec[string]{Name: "baseline",
+		Doc:     "value of " + cells + " cells: zero, mean (the cell's mean over instances) or event (the feature's mean over instances and timesteps)",
+		Default: def.String()}
+}
 
 // occMethod is OCC, sliding-window occlusion (baselines.Occlusion).
 func occMethod() method.Method {

@@ -27,9 +27,7 @@ var (
 	tsInstances = method.Spec[int]{Name: "instances-explained",
 		Doc:     "explain only the first N instances (0: min(100, instances))",
 		Default: 0, Quick: new(QuickTimeSHAPInstances), Range: "[0, inf)"}
-	tsBaseline = method.Spec[string]{Name: "baseline",
-		Doc:     "value of absent cells: zero, mean (the cell's mean over instances) or event (the feature's mean over instances and timesteps)",
-		Default: baselines.EventBaseline.String()}
+	tsBaseline = baselineSpec("absent", baselines.EventBaseline)
 )
 
 // timeSHAPMethod is TimeSHAP, KernelSHAP over temporal coalitions
