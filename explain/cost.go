@@ -80,10 +80,9 @@ func (c TIME) capOf(m int) float64 {
 }
 
 // orderingCapOf returns the most draws of a within-window test of w
-// timesteps in a family of m tests (orderingDraws, or w! − 1 when the
-// test is exact), in float64.
-func (c TIME) orderingCapOf(m, w int) float64 {
-	p := c.capOf(m)
+// timesteps with cap p in a family of m tests (orderingDraws, or w! − 1
+// when the test is exact), in float64.
+func (c TIME) orderingCapOf(p float64, m, w int) float64 {
 	f := 1.0
 	for k := 2; k <= w && f-1 <= math.Max(p, maxCountable); k++ {
 		f *= float64(k)
@@ -105,6 +104,16 @@ func (c TIME) orderingCapOf(m, w int) float64 {
 	return p
 }
 
+// familyCapOf returns the cap of a window-ordering test in a family of m
+// such tests, as familyDraws, in float64 (window orderings stop by
+// Besag and Clifford's rule, so no anytime cap applies).
+func (c TIME) familyCapOf(m int) float64 {
+	if c.Permutations > 0 {
+		return float64(c.Permutations)
+	}
+	return math.Max(1, math.Ceil(float64(PowerHits*m)/c.Alpha-1e-9)-1)
+}
+
 // cost returns the worst case of c (defaults filled in) for the top family.
 func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 	x := data.X
@@ -116,9 +125,21 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 	// The bisection of a prefix and of a suffix, each over at most L
 	// timesteps.
 	probes := 2 * (math.Ceil(math.Log2(float64(l))) + 1)
-	perNode := probes*probeCap + c.orderingCapOf(2, l) + c.capOf(2) + c.orderingCapOf(1, l)
+	// With several windows, splitWindows probes every interior timestep
+	// alone, then each run of surely unimportant timesteps (at most one run
+	// per two interior timesteps) as a whole.
+	k := max(1, c.Windows)
+	if k > 1 && l > 2 {
+		probes += float64(l-2) + math.Ceil(float64(l-2)/2)
+	}
+	// The family {whole-sequence ordering, window 1, …, window k}, then the
+	// orderings of the k windows (a family of k, capped for power).
+	famCap := c.capOf(k + 1)
+	ordCap := c.orderingCapOf(famCap, k+1, l)
+	winOrdCap := c.orderingCapOf(c.familyCapOf(k), k, l)
+	perNode := probes*probeCap + ordCap + float64(k)*famCap + float64(k)*winOrdCap
 	var cost Cost
-	cost.MaxCap = math.Max(c.capOf(2), math.Max(c.orderingCapOf(2, l), c.orderingCapOf(1, l)))
+	cost.MaxCap = math.Max(famCap, math.Max(ordCap, winOrdCap))
 	var walk func(fam []*node)
 	walk = func(fam []*node) {
 		p := c.capOf(len(fam))

@@ -62,3 +62,44 @@ func TestCostGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestCostBoundsSeveralWindows checks that the estimate bounds runs that
+// split windows: a feature read over two disjoint windows and one over a
+// single window of a longer series, so that the gap probes, the window
+// family of k + 1 tests and the window orderings (capped for power) all
+// run.
+func TestCostBoundsSeveralWindows(t *testing.T) {
+	x := gaussianData(80, 3, 16, 3)
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			var s float64
+			for _, t := range []int{2, 3, 4, 11, 12, 13} {
+				s += x.At(i, 0, t)
+			}
+			for t := 5; t <= 9; t++ {
+				s += 2 * x.At(i, 1, t) * float64(t-4) // order-sensitive
+			}
+			dst[i] = s
+		}
+		return nil
+	})
+	data := regressionData(t, x, model, 0.1, 3)
+	for _, cfg := range []explain.TIME{{}, {Windows: 1}, {BesagClifford: true}, {Permutations: 30}, {Fixed: true}} {
+		cost, err := cfg.Estimate(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := cfg.Explain(context.Background(), model, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var draws int64
+		for _, d := range ex.Accounting.Draws {
+			draws += d.Draws
+		}
+		if float64(draws) > cost.Draws || float64(ex.Accounting.ModelCalls) > cost.ModelCalls {
+			t.Errorf("%+v: run made %d draws and %d model calls; estimate %+v", cfg, draws, ex.Accounting.ModelCalls, cost)
+		}
+		t.Logf("%+v: %d draws of at most %.0f; windows of feature 0: %d", cfg, draws, cost.Draws, len(ex.Features[0].Windows))
+	}
+}

@@ -23,8 +23,10 @@ func Workers(w int) int {
 
 // Run calls work(w, k) for k = 0, …, n−1 on min(Workers(workers), n)
 // goroutines; w is the goroutine's index in [0, workers), for per-worker
-// buffers. Items start in increasing order of k. After the first error, or
-// once ctx is done, no new item starts. Run returns the error of the
+// buffers. Items start in increasing order of k. After an error, no item
+// numbered above the lowest failed one starts (every lower item still runs,
+// so the lowest failure is always found); once ctx is done, no item
+// starts. Run returns the error of the
 // lowest-numbered failed item, or else ctx.Err() if ctx was done before
 // every item ran, or else nil. Errors are returned unwrapped: callers add
 // their own context.
@@ -35,33 +37,33 @@ func Run(ctx context.Context, workers, n int, work func(w, k int) error) error {
 	workers = min(Workers(workers), n)
 	var (
 		next      atomic.Int64
-		failed    atomic.Bool
+		lowest    atomic.Int64 // the lowest failed item, or n
 		cancelled atomic.Bool
 		mu        sync.Mutex
 		errK      = n
 		first     error
 		wg        sync.WaitGroup
 	)
+	lowest.Store(int64(n))
 	for w := range workers {
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= n || failed.Load() {
+				if k >= n || int64(k) > lowest.Load() {
 					return
 				}
 				if ctx.Err() != nil {
 					// Item k was taken but never ran.
 					cancelled.Store(true)
-					failed.Store(true)
 					return
 				}
 				if err := work(w, k); err != nil {
 					mu.Lock()
 					if k < errK {
 						errK, first = k, err
+						lowest.Store(int64(k))
 					}
 					mu.Unlock()
-					failed.Store(true)
 					return
 				}
 			}
