@@ -188,7 +188,7 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		i1 := min(i0+ws.x.M, src.M)
 		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
 		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
-		for r := range chunk.M {
+		for r := 0; r < chunk.M && p.Kind != Conditional; r++ {
 			i := i0 + r
 			for _, j := range p.Features {
 				dst := chunk.Data[(r*d+j)*l+start : (r*d+j)*l+end+1]

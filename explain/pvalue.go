@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -398,9 +399,27 @@ func SequentialStop(alpha float64, p int) Stop {
 // freedom at the probability Φ(z) of the standard normal law: the
 // half-width, in standard errors, of the interval whose coverage is that of
 // ±z standard errors for normal data (99.73% for z = 3).
+// The probe rule asks for it after every draw, with the same z and a
+// growing df, so values are kept (an inverse incomplete beta each
+// otherwise).
 func tQuantile(z float64, df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(distuv.UnitNormal.CDF(z))
+	key := tKey{z, df}
+	if q, ok := tQuantiles.Load(key); ok {
+		return q.(float64)
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(distuv.UnitNormal.CDF(z))
+	tQuantiles.Store(key, q)
+	return q
 }
+
+type tKey struct {
+	z  float64
+	df int
+}
+
+// tQuantiles caches tQuantile by (z, df); both stay small in practice (the
+// probe's z and at most its cap of draws).
+var tQuantiles sync.Map
 
 // exactDraws returns n! − 1 and true if n! − 1 ≤ limit, or 0 and false
 // otherwise. It does not overflow for any limit.
