@@ -198,3 +198,70 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 	}
 	return o, nil
 }
+
+// PermuteInstancesWithin is PermuteInstances for data with missing values,
+// under the rule of decision 19 (docs/decisions.md): a sequence's length
+// stays with its instance, and a feature's values move with their
+// missingness. For every instance i and feature j in feats, the cells of
+// [start, end] inside support[i] receive instance perm[i]'s cells (values
+// and NaNs alike); the cells outside support[i], which are padding, keep
+// src's values. A donor's value that would land on the receiver's padding
+// is dropped. With every support equal to [0, L−1] it is PermuteInstances.
+func PermuteInstancesWithin(dst, src *Tensor, feats []int, start, end int, perm []int, support []Window) {
+	checkBlock(dst, src, feats, start, end)
+	if len(perm) != src.M || len(support) != src.M {
+		panic(fmt.Sprintf("tempora: instance permutation of length %d and %d supports for %d instances", len(perm), len(support), src.M))
+	}
+	for i, p := range perm {
+		s, e := max(start, support[i].Start), min(end, support[i].End)
+		for _, j := range feats {
+			do := dst.Index(i, j, start)
+			so := src.Index(i, j, start)
+			w := end - start + 1
+			if s > e {
+				copy(dst.Data[do:do+w], src.Data[so:so+w])
+				continue
+			}
+			// Padding before and after the support keeps the receiver's cells.
+			copy(dst.Data[do:do+s-start], src.Data[so:so+s-start])
+			copy(dst.Data[do+e-start+1:do+w], src.Data[so+e-start+1:so+w])
+			po := src.Index(p, j, s)
+			copy(dst.Data[do+s-start:do+e-start+1], src.Data[po:po+e-s+1])
+		}
+	}
+}
+
+// PermuteTimestepsObserved is PermuteTimesteps for data with missing values:
+// each series' observed values in [start, end] are permuted among its
+// observed positions only, and its missing cells stay missing. The
+// permutation of series (i, j) is the one order induces on its observed
+// positions (the observed offsets taken in the sequence order lists them),
+// so it is uniform on those positions when order is uniform, and it is
+// order itself for a fully observed series: on complete data the result is
+// PermuteTimesteps's.
+func PermuteTimestepsObserved(dst, src *Tensor, feats []int, start, end int, order []int) {
+	checkBlock(dst, src, feats, start, end)
+	if len(order) != end-start+1 {
+		panic(fmt.Sprintf("tempora: timestep permutation of length %d for a window of %d", len(order), end-start+1))
+	}
+	for i := 0; i < src.M; i++ {
+		for _, j := range feats {
+			do := dst.Index(i, j, start)
+			so := src.Index(i, j, start)
+			d, s := dst.Data[do:do+len(order)], src.Data[so:so+len(order)]
+			q := 0
+			for k, v := range s {
+				if v != v {
+					d[k] = v
+					continue
+				}
+				// The next observed offset in order's sequence.
+				for s[order[q]] != s[order[q]] {
+					q++
+				}
+				d[k] = s[order[q]]
+				q++
+			}
+		}
+	}
+}

@@ -134,3 +134,102 @@ func TestAlignmentText(t *testing.T) {
 		}
 	}
 }
+
+func TestPermuteWithMissing(t *testing.T) {
+	nan := math.NaN()
+	same := func(a, b []float64) bool {
+		for k := range a {
+			if a[k] != b[k] && !(a[k] != a[k] && b[k] != b[k]) {
+				return false
+			}
+		}
+		return len(a) == len(b)
+	}
+	// 3 instances × 1 feature × 4 timesteps, start-aligned lengths 4, 2, 3.
+	src, _ := TensorFrom(3, 1, 4, []float64{
+		1, 2, nan, 4,
+		5, 6, nan, nan,
+		7, nan, 9, nan,
+	})
+	support := []Window{{0, 3}, {0, 1}, {0, 2}}
+	dst := src.Clone()
+	PermuteInstancesWithin(dst, src, []int{0}, 0, 3, []int{1, 2, 0}, support)
+	want := []float64{
+		5, 6, nan, nan, // instance 1's cells, its padding included, inside support [0, 3]
+		7, nan, nan, nan, // instance 2's first two cells; the rest is padding
+		1, 2, nan, nan, // instance 0's first three cells; its 4 is dropped
+	}
+	if !same(dst.Data, want) {
+		t.Errorf("PermuteInstancesWithin = %v, want %v", dst.Data, want)
+	}
+	// A window inside the supports.
+	dst = src.Clone()
+	PermuteInstancesWithin(dst, src, []int{0}, 1, 2, []int{2, 0, 1}, support)
+	want = []float64{1, nan, 9, 4, 5, 2, nan, nan, 7, 6, nan, nan}
+	if !same(dst.Data, want) {
+		t.Errorf("PermuteInstancesWithin on [1, 2] = %v, want %v", dst.Data, want)
+	}
+
+	// Within-window: observed offsets of instance 0 in [0, 3] are 0, 1, 3;
+	// order 3, 2, 0, 1 induces 3, 0, 1 on them.
+	dst = src.Clone()
+	PermuteTimestepsObserved(dst, src, []int{0}, 0, 3, []int{3, 2, 0, 1})
+	want = []float64{4, 1, nan, 2, 5, 6, nan, nan, 9, nan, 7, nan}
+	if !same(dst.Data, want) {
+		t.Errorf("PermuteTimestepsObserved = %v, want %v", dst.Data, want)
+	}
+	// On complete data both are the dense operations.
+	x := NewTensor(4, 2, 5)
+	for k := range x.Data {
+		x.Data[k] = float64(k)
+	}
+	full := []Window{{0, 4}, {0, 4}, {0, 4}, {0, 4}}
+	a, b := x.Clone(), x.Clone()
+	PermuteInstances(a, x, []int{1}, 1, 3, []int{3, 0, 2, 1})
+	PermuteInstancesWithin(b, x, []int{1}, 1, 3, []int{3, 0, 2, 1}, full)
+	if !same(a.Data, b.Data) {
+		t.Error("PermuteInstancesWithin differs from PermuteInstances on complete data")
+	}
+	a, b = x.Clone(), x.Clone()
+	PermuteTimesteps(a, x, []int{0, 1}, 1, 4, []int{2, 0, 3, 1})
+	PermuteTimestepsObserved(b, x, []int{0, 1}, 1, 4, []int{2, 0, 3, 1})
+	if !same(a.Data, b.Data) {
+		t.Error("PermuteTimestepsObserved differs from PermuteTimesteps on complete data")
+	}
+}
+
+// TestPermuteTimestepsObservedUniform checks that the induced permutation of
+// a series' observed positions is uniform when order is: over all 4! orders
+// of a window with 3 observed positions, each of the 3! arrangements
+// appears 4!/3! = 4 times (exact, so no tolerance).
+func TestPermuteTimestepsObservedUniform(t *testing.T) {
+	nan := math.NaN()
+	src, _ := TensorFrom(1, 1, 4, []float64{1, nan, 2, 3})
+	counts := map[[3]float64]int{}
+	var perm func(p []int, k int)
+	perm = func(p []int, k int) {
+		if k == len(p) {
+			dst := src.Clone()
+			PermuteTimestepsObserved(dst, src, []int{0}, 0, 3, p)
+			counts[[3]float64{dst.Data[0], dst.Data[2], dst.Data[3]}]++
+			if dst.Data[1] == dst.Data[1] {
+				t.Fatalf("order %v filled the missing cell: %v", p, dst.Data)
+			}
+			return
+		}
+		for i := k; i < len(p); i++ {
+			p[k], p[i] = p[i], p[k]
+			perm(p, k+1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	perm([]int{0, 1, 2, 3}, 0)
+	if len(counts) != 6 {
+		t.Fatalf("%d arrangements, want 6: %v", len(counts), counts)
+	}
+	for a, n := range counts {
+		if n != 4 {
+			t.Errorf("arrangement %v appears %d times, want 4", a, n)
+		}
+	}
+}
