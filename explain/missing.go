@@ -214,8 +214,8 @@ func hasMissing(x *tempora.Tensor, i int) bool {
 // locateFailure is called when the model failed (err) or predicted NaN on
 // the baseline of data with missing values. It predicts the instances with
 // missing values one at a time, at most maxLocate of them, and returns a
-// sentence naming the first that fails alone (an error or a NaN
-// prediction), with the reminder that tempora never imputes.
+// clause naming the first that fails alone (an error or a NaN prediction);
+// the error it completes already says that tempora never imputes.
 func (e *Engine) locateFailure() string {
 	x := e.data.X
 	dst := make([]float64, 1)
@@ -229,12 +229,12 @@ func (e *Engine) locateFailure() string {
 		err := e.model.Predict(dst, x.Rows(i, i+1))
 		switch {
 		case err != nil:
-			return fmt.Sprintf("; alone, instance %d (which has missing values) fails with: %v; %s", i, err, neverImputes)
+			return fmt.Sprintf("; predicted alone, instance %d, which has missing values, fails: %v", i, err)
 		case math.IsNaN(dst[0]):
-			return fmt.Sprintf("; alone, instance %d (which has missing values) is predicted NaN; %s", i, neverImputes)
+			return fmt.Sprintf("; predicted alone, instance %d, which has missing values, is predicted NaN", i)
 		}
 	}
-	return fmt.Sprintf("; the data has missing values (none of the first %d instances with missing values fails alone); %s", tried, neverImputes)
+	return fmt.Sprintf("; none of the first %d instances with missing values fails when predicted alone", tried)
 }
 
 // missingWarnings returns the warnings about the length rule on data with
