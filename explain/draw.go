@@ -86,8 +86,8 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
 	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
-	if e.members != nil {
-		ws.buf, ws.cnt = make([]int, x.M), make([]int, len(e.members))
+	if e.masked && e.rule == Strata {
+		ws.buf, ws.cnt = make([]int, x.M), make([]int, x.M)
 	}
 	switch rows := e.chunkRows(); {
 	case !withCopy:
@@ -162,8 +162,8 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
 		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
-	if e.strata != nil && p.Kind == AcrossInstances {
-		e.stratify(perm, ws.buf, ws.cnt)
+	if p.strata != nil {
+		p.strata.stratify(perm, ws.buf, ws.cnt)
 	}
 	src := e.data.X
 	if ws.x.M < src.M {

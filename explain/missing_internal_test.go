@@ -200,10 +200,14 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 					}
 					if rule == Strata && tc.Kind == AcrossInstances && seen > 1 {
 						// The block of instance i equals that of a donor
-						// with the same support.
+						// whose support covers the window alike.
 						found := false
+						cover := func(k int) tempora.Window {
+							s := obs.Support[k]
+							return tempora.Window{Start: max(s.Start, tc.Window.Start), End: min(s.End, tc.Window.End)}
+						}
 						for k := range m {
-							if obs.Support[k] != obs.Support[i] {
+							if cover(k) != cover(i) {
 								continue
 							}
 							ok := true
@@ -240,17 +244,23 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 // same reports whether a and b are equal or both NaN.
 func same(a, b float64) bool { return a == b || (a != a && b != b) }
 
-// TestStratify checks the induced permutation of Strata: it maps every
-// instance to one of its stratum, it is the input permutation for a single
-// stratum, and it is uniform within a stratum (χ² over the 3! = 6
-// permutations of a stratum of 3 in 6000 draws, at level 0.001: critical
-// value 20.5 for 5 degrees of freedom).
+// TestStratify checks the induced permutation of Strata: strata group the
+// instances by their support's span inside the window (one stratum, nil,
+// when every instance covers it alike); the induced permutation maps every
+// instance to one of its stratum, and it is uniform within a stratum (χ²
+// over the 3! = 6 permutations of a stratum of 3 in 6000 draws, at level
+// 0.001: critical value 20.5 for 5 degrees of freedom).
 func TestStratify(t *testing.T) {
 	w := func(e int) tempora.Window { return tempora.Window{Start: 0, End: e} }
 	sup := []tempora.Window{w(3), w(5), w(3), w(4), w(3), w(5)}
-	e := &Engine{}
-	e.strata, e.members = supportStrata(sup)
-	perm, buf, cnt := make([]int, len(sup)), make([]int, len(sup)), make([]int, len(e.members))
+	if st := windowStrata(sup, w(2)); st != nil {
+		t.Errorf("window [0, 2], covered by every instance: strata %+v, want nil", st)
+	}
+	if st := windowStrata(sup, tempora.Window{Start: 4, End: 5}); st == nil || len(st.members) != 3 {
+		t.Errorf("window [4, 5]: strata %+v, want 3 (none, [4, 4], [4, 5])", st)
+	}
+	st := windowStrata(sup, w(5))
+	perm, buf, cnt := make([]int, len(sup)), make([]int, len(sup)), make([]int, len(sup))
 	rng := tempora.NewRand(1, "stratify")
 	counts := map[[3]int]int{}
 	const draws = 6000
@@ -259,7 +269,7 @@ func TestStratify(t *testing.T) {
 			perm[i] = i
 		}
 		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		e.stratify(perm, buf, cnt)
+		st.stratify(perm, buf, cnt)
 		seen := make([]bool, len(perm))
 		for i, p := range perm {
 			if sup[p] != sup[i] || seen[p] {
@@ -276,11 +286,7 @@ func TestStratify(t *testing.T) {
 	if len(counts) != 6 || chi2 > 20.5 {
 		t.Errorf("stratum {0, 2, 4}: %d permutations, χ² = %.1f (critical 20.5)", len(counts), chi2)
 	}
-	one := &Engine{}
-	one.strata, one.members = supportStrata([]tempora.Window{w(2), w(2), w(2), w(2)})
-	p := []int{2, 0, 3, 1}
-	one.stratify(p, make([]int, 4), make([]int, 1))
-	if !slices.Equal(p, []int{2, 0, 3, 1}) {
-		t.Errorf("one stratum: %v, want the permutation unchanged", p)
+	if n := st.singletons(); n != 1 {
+		t.Errorf("%d singletons, want 1 (instance 3)", n)
 	}
 }
