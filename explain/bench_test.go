@@ -3,6 +3,7 @@ package explain_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -161,9 +162,9 @@ func BenchmarkDrawCost(b *testing.B) {
 // per feature, one across-instance test (the overall test) and one
 // within-window test (the ordering test) over the whole sequence, 4 draws
 // each, on one worker, with the cheap model of BenchmarkDrawCost (so that
-// tempora's own cost shows). Reported: the ratio of the masked time to the
-// dense time (mask-ratio, the target is at most 1.10) and each
-// path's ns per instance evaluation.
+// tempora's own cost shows). Reported: the median over iterations of the
+// ratio of the masked time to the dense time (mask-ratio, the issue's
+// target is at most 1.10) and each path's ns per instance evaluation.
 func BenchmarkMaskCost(b *testing.B) {
 	for _, sh := range []struct{ m, d, l int }{{1000, 10, 20}, {6400, 30, 50}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", sh.m, sh.d, sh.l), func(b *testing.B) {
@@ -206,21 +207,32 @@ func BenchmarkMaskCost(b *testing.B) {
 			}
 			dense, masked := engine(false), engine(true)
 			var td, tm time.Duration
+			var ratios []float64
 			b.ResetTimer()
+			type path struct {
+				eng *explain.Engine
+				t   *time.Duration
+			}
+			order := []path{{dense, &td}, {masked, &tm}}
 			for b.Loop() {
-				for _, e := range []struct {
-					eng *explain.Engine
-					t   *time.Duration
-				}{{dense, &td}, {masked, &tm}} {
+				// Alternate which path runs first, so that neither always
+				// finds the caches warm.
+				order[0], order[1] = order[1], order[0]
+				d0, m0 := td, tm
+				for _, e := range order {
 					began := time.Now()
 					if _, err := e.eng.Run(context.Background(), tests); err != nil {
 						b.Fatal(err)
 					}
 					*e.t += time.Since(began)
 				}
+				ratios = append(ratios, float64(tm-m0)/float64(td-d0))
 			}
+			// The median of the iterations' ratios: on a shared machine a
+			// burst of load hits one iteration, not the ratio of the sums.
+			slices.Sort(ratios)
 			evals := float64(len(tests)*draws*sh.m) * float64(b.N)
-			b.ReportMetric(float64(tm)/float64(td), "mask-ratio")
+			b.ReportMetric(ratios[len(ratios)/2], "mask-ratio")
 			b.ReportMetric(float64(td.Nanoseconds())/evals, "dense-ns/eval")
 			b.ReportMetric(float64(tm.Nanoseconds())/evals, "masked-ns/eval")
 		})

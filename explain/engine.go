@@ -147,6 +147,9 @@ type Engine struct {
 	obs    *tempora.Observation
 	masked bool
 	rule   LengthRule
+	// strataMu guards strataCache, the Strata rule's strata by window.
+	strataMu    sync.Mutex
+	strataCache map[tempora.Window]*strata
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -276,7 +279,7 @@ func (e *Engine) plan(i int, t Test) (plan, error) {
 		p.exact, p.draws = true, f
 	}
 	if e.masked && t.Kind == AcrossInstances && e.rule == Strata {
-		p.strata = windowStrata(e.obs.Support, t.Window)
+		p.strata = e.strataOf(t.Window)
 	}
 	if e.masked && !e.blockObserved(t.Features, t.Window) {
 		// Every permutation of a block with no observed value leaves the

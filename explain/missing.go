@@ -145,6 +145,22 @@ func windowStrata(sup []tempora.Window, w tempora.Window) *strata {
 	return st
 }
 
+// strataOf returns the strata of window w (windowStrata), computed once
+// per window.
+func (e *Engine) strataOf(w tempora.Window) *strata {
+	e.strataMu.Lock()
+	defer e.strataMu.Unlock()
+	if st, ok := e.strataCache[w]; ok {
+		return st
+	}
+	if e.strataCache == nil {
+		e.strataCache = map[tempora.Window]*strata{}
+	}
+	st := windowStrata(e.obs.Support, w)
+	e.strataCache[w] = st
+	return st
+}
+
 // stratify rewrites perm, a permutation of the instances, into the
 // permutation it induces within the strata: the r-th member (in instance
 // order) of a stratum receives the r-th member of that stratum in perm's
