@@ -13,15 +13,14 @@ import (
 // observedModel returns a model of data with missing values, additive over
 // the observed values in aligned time (start-aligned): Σ_j w_j·a_j, a_j
 // the mean (kind "mean") or the weighted sum Σ_t c_t·x_j[t] (kind "sum")
-// of feature j's observed values, plus, for kind "length", β times the
-// sequence's length (its last observed timestep in any feature, plus
-// one) over L. A missing cell adds nothing: the model's own choice, as a
+// of feature j's observed values, plus β times the sequence's length
+// (from its first to its last observed timestep in any feature) over L. A missing cell adds nothing: the model's own choice, as a
 // masked RNN's; tempora never imputes.
 func observedModel(kind string, w []float64, beta float64) tempora.ModelFunc {
 	return func(dst []float64, x *tempora.Tensor) error {
 		for i := range dst {
 			var v float64
-			last := -1
+			first, last := x.L, -1
 			for j := range x.D {
 				var s float64
 				k := 0
@@ -29,7 +28,7 @@ func observedModel(kind string, w []float64, beta float64) tempora.ModelFunc {
 					if c != c {
 						continue
 					}
-					last = max(last, t)
+					first, last = min(first, t), max(last, t)
 					if kind == "sum" {
 						s += float64(1+t%3) * c
 					} else {
@@ -44,7 +43,7 @@ func observedModel(kind string, w []float64, beta float64) tempora.ModelFunc {
 					v += w[j] * s
 				}
 			}
-			dst[i] = v + beta*float64(last+1)/float64(x.L)
+			dst[i] = v + beta*float64(last-first+1)/float64(x.L)
 		}
 		return nil
 	}
@@ -52,21 +51,21 @@ func observedModel(kind string, w []float64, beta float64) tempora.ModelFunc {
 
 // nullRate runs TIME with the length rule on trials null datasets of M
 // instances (D features, L timesteps, lengths varying 2×, 30% MCAR,
-// start-aligned; targets N(0, 1) independent of the data) and returns the
+// start- or end-aligned; targets N(0, 1) independent of the data) and returns the
 // rate of trials with a discovery: the feature-level FDR under the
 // complete null.
-func nullRate(t *testing.T, trials, m, d, l int, model tempora.Model, rule explain.LengthRule, seed0 uint64) float64 {
+func nullRate(t *testing.T, trials, m, d, l int, model tempora.Model, rule explain.LengthRule, align tempora.Alignment, seed0 uint64) float64 {
 	t.Helper()
 	disc := 0
 	for trial := range trials {
 		seed := seed0 + uint64(trial)
-		x := explain.IrregularData(m, d, l, 0.3, tempora.AlignStart, seed)
+		x := explain.IrregularData(m, d, l, 0.3, align, seed)
 		y := make([]float64, m)
 		rng := tempora.NewRand(seed, "null targets")
 		for i := range y {
 			y[i] = rng.NormFloat64()
 		}
-		ex, err := explain.TIME{Seed: seed, Workers: 1, LengthRule: rule}.Explain(context.Background(), model, &tempora.Dataset{X: x, Y: y, Task: tempora.Regression})
+		ex, err := explain.TIME{Seed: seed, Workers: 1, LengthRule: rule}.Explain(context.Background(), model, &tempora.Dataset{X: x, Y: y, Task: tempora.Regression, Alignment: align})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,8 +86,9 @@ func nullRate(t *testing.T, trials, m, d, l int, model tempora.Model, rule expla
 // completely at random, targets independent of the data, and models that
 // read every feature's observed values: the mean of each feature's
 // observed values (whose variance grows as values go missing, the case
-// that biases the receiver rule, docs/decisions.md, decision 19), and the same plus a term
-// in the sequence length (which the donor rule gets wrong). The rate of
+// that biases the receiver rule, docs/decisions.md, decision 19), and the
+// same plus a term in the sequence length (which the donor rule gets
+// wrong), start-aligned and end-aligned. The rate of
 // trials with any discovery must stay at most α = 0.1 plus 3 standard
 // errors of a rate of 0.1 over the trials: 2000 trials per model (SE
 // 0.0067, bound 0.120), or 300 under -short (SE 0.0173, bound 0.152). The
@@ -103,11 +103,13 @@ func TestTIMEMissingCalibration(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		model tempora.Model
+		align tempora.Alignment
 	}{
-		{"mean", observedModel("mean", []float64{1, -1, 0.5}, 0)},
-		{"mean+length", observedModel("mean", []float64{1, -1, 0.5}, 2)},
+		{"mean", observedModel("mean", []float64{1, -1, 0.5}, 0), tempora.AlignStart},
+		{"mean+length", observedModel("mean", []float64{1, -1, 0.5}, 2), tempora.AlignStart},
+		{"mean+length, end-aligned", observedModel("mean", []float64{1, -1, 0.5}, 2), tempora.AlignEnd},
 	} {
-		rate := nullRate(t, trials, m, d, l, tc.model, explain.Strata, 7000)
+		rate := nullRate(t, trials, m, d, l, tc.model, explain.Strata, tc.align, 7000)
 		t.Logf("%s: discovery rate %.4f over %d null trials (bound %.4f)", tc.name, rate, trials, bound)
 		if rate > bound {
 			t.Errorf("%s: discovery rate %.4f over %d null trials > α + 3 SE = %.4f", tc.name, rate, trials, bound)
@@ -163,7 +165,7 @@ func TestLengthRules(t *testing.T) {
 			if !measure && rule == explain.Receiver {
 				continue
 			}
-			rate := nullRate(t, nullTrials, 400, 3, 8, models[name], rule, 9000)
+			rate := nullRate(t, nullTrials, 400, 3, 8, models[name], rule, tempora.AlignStart, 9000)
 			t.Logf("null, model %s, rule %v: discovery rate %.3f (α + 3 SE = %.3f)", name, rule, rate, bound)
 			switch {
 			case rule == explain.Strata && rate > bound:
