@@ -176,7 +176,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	if e.masked {
 		switch {
 		case p.Kind == WithinWindow:
-			tempora.PermuteTimestepsObserved(ws.x, src, p.Features, start, end, perm)
+			for i := range src.M {
+				e.permuteRow(ws.x.Data, i, i, p, perm)
+			}
 		case e.rule == Donor:
 			tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
 		default:
@@ -214,7 +216,7 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
 		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
 		for r := 0; r < chunk.M && e.masked; r++ {
-			e.permuteChunkRow(chunk.Data, r, i0+r, p, perm)
+			e.permuteRow(chunk.Data, r, i0+r, p, perm)
 		}
 		for r := 0; r < chunk.M && p.Kind != Conditional && !e.masked; r++ {
 			i := i0 + r

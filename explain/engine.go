@@ -147,6 +147,9 @@ type Engine struct {
 	obs    *tempora.Observation
 	masked bool
 	rule   LengthRule
+	// complete[i*D+j] reports that series (i, j) has no missing cell
+	// (masked only).
+	complete []bool
 	// strataMu guards strataCache, the Strata rule's strata by window.
 	strataMu    sync.Mutex
 	strataCache map[tempora.Window]*strata

@@ -106,6 +106,19 @@ func (e *Engine) setObservation(obs *tempora.Observation, rule LengthRule) error
 	}
 	e.obs, e.rule = obs, rule
 	e.masked = forceMasked || !obs.Complete()
+	if e.masked {
+		x := e.data.X
+		e.complete = make([]bool, x.M*x.D)
+		for k := range e.complete {
+			e.complete[k] = true
+			for _, v := range x.Data[k*x.L : (k+1)*x.L] {
+				if v != v {
+					e.complete[k] = false
+					break
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -204,15 +217,19 @@ func (e *Engine) blockObserved(feats []int, w tempora.Window) bool {
 	return false
 }
 
-// permuteChunkRow perturbs row r of a chunk (instance i of the data) as
-// the masked draws of test p with permutation perm perturb instance i in a
-// full copy; the chunk holds the data's own values.
-func (e *Engine) permuteChunkRow(chunk []float64, r, i int, p *plan, perm []int) {
+// permuteRow perturbs row r of dst (instance i of the data) as the masked
+// draws of test p with permutation perm perturb instance i in a full copy,
+// where dst's row already holds the data's own values or a previous draw
+// of the same test (its missing cells are then the data's). It serves the
+// chunked draws, and the in-place within-window draws: a series observed
+// everywhere takes the dense gather, which is what
+// tempora.PermuteTimestepsObserved computes for it.
+func (e *Engine) permuteRow(data []float64, r, i int, p *plan, perm []int) {
 	src := e.data.X
 	d, l := src.D, src.L
 	start, end := p.Window.Start, p.Window.End
 	for _, j := range p.Features {
-		dst := chunk[(r*d+j)*l+start : (r*d+j)*l+end+1]
+		dst := data[(r*d+j)*l+start : (r*d+j)*l+end+1]
 		switch p.Kind {
 		case AcrossInstances:
 			if e.rule == Donor {
@@ -226,10 +243,17 @@ func (e *Engine) permuteChunkRow(chunk []float64, r, i int, p *plan, perm []int)
 			}
 		case WithinWindow:
 			s := src.Data[(i*d+j)*l+start : (i*d+j)*l+end+1]
+			if e.complete[i*d+j] {
+				for k, o := range perm {
+					dst[k] = s[o]
+				}
+				continue
+			}
 			q := 0
 			for k, v := range s {
 				if v != v {
-					continue // the chunk already holds the NaN
+					dst[k] = v
+					continue
 				}
 				for s[perm[q]] != s[perm[q]] {
 					q++

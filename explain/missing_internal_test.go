@@ -290,3 +290,73 @@ func TestStratify(t *testing.T) {
 		t.Errorf("%d singletons, want 1 (instance 3)", n)
 	}
 }
+
+// TestPermuteRowMatchesRootOps checks the Engine's row-wise masked draws
+// (permuteRow, used by the chunked draws and the in-place within-window
+// draws) against the root operations that define them:
+// tempora.PermuteInstancesWithin (Receiver), tempora.PermuteInstances
+// (Donor) and tempora.PermuteTimestepsObserved, on data with missing
+// values and on complete data, for random blocks and permutations.
+func TestPermuteRowMatchesRootOps(t *testing.T) {
+	const m, d, l = 40, 3, 9
+	defer func(f bool) { forceMasked = f }(forceMasked)
+	forceMasked = true // complete data takes the masked paths too
+	rng := tempora.NewRand(8, "row ops")
+	for _, rate := range []float64{0, 0.3} {
+		for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+			x := IrregularData(m, d, l, rate, align, 8)
+			if rate == 0 {
+				for k, v := range x.Data {
+					if v != v {
+						x.Data[k] = float64(k % 7)
+					}
+				}
+			}
+			data := regression(x, 8)
+			data.Alignment = align
+			obs, err := data.Observe(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rule := range []LengthRule{Receiver, Donor} {
+				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, rule, nil, 1, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for trial := range 20 {
+					a := rng.IntN(l)
+					b := a + rng.IntN(l-a)
+					feats := []int{rng.IntN(d)}
+					if trial%2 == 1 {
+						feats = append(feats, (feats[0]+1)%d)
+					}
+					kind := Perturbation(trial % 2)
+					n := m
+					if kind == WithinWindow {
+						n = b - a + 1
+					}
+					perm := rng.Perm(n)
+					p := &plan{Test: Test{Features: feats, Window: tempora.Window{Start: a, End: b}, Kind: kind}}
+					want := x.Clone()
+					switch {
+					case kind == WithinWindow:
+						tempora.PermuteTimestepsObserved(want, x, feats, a, b, perm)
+					case rule == Donor:
+						tempora.PermuteInstances(want, x, feats, a, b, perm)
+					default:
+						tempora.PermuteInstancesWithin(want, x, feats, a, b, perm, obs.Support)
+					}
+					got := x.Clone()
+					for i := range m {
+						eng.permuteRow(got.Data, i, i, p, perm)
+					}
+					for k := range got.Data {
+						if !same(got.Data[k], want.Data[k]) {
+							t.Fatalf("rate %v, %v, %v, %v %v over [%d, %d]: cell %d is %v, want %v", rate, align, rule, kind, feats, a, b, k, got.Data[k], want.Data[k])
+						}
+					}
+				}
+			}
+		}
+	}
+}
