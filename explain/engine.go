@@ -182,7 +182,7 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	return newEngine(m, data, obs, Receiver, loss, seed, workers)
+	return newEngine(m, data, obs, Strata, loss, seed, workers)
 }
 
 // newEngine is NewEngine for data already observed, with the length rule
