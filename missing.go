@@ -200,7 +200,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 }
 
 // PermuteInstancesWithin is PermuteInstances for data with missing values,
-// under the rule of decision 19 (docs/decisions.md): a sequence's length
+// under the rule of docs/decisions.md, decision 19: a sequence's length
 // stays with its instance, and a feature's values move with their
 // missingness. For every instance i and feature j in feats, the cells of
 // [start, end] inside support[i] receive instance perm[i]'s cells (values
