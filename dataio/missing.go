@@ -109,6 +109,62 @@ type Files struct {
 // missing or infinite, a data value is infinite, the mask does not fit,
 // an instance has nothing observed or a feature is never observed.
 func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
+	x, names, err := readData(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var y []float64
+	switch ext := strings.ToLower(filepath.Ext(f.Targets)); ext {
+	case ".npy":
+		y, err = ReadVectorNPY(f.Targets)
+	case ".csv", ".txt":
+		y, err = ReadVectorCSV(f.Targets)
+	default:
+		err = fmt.Errorf("dataio: %s: unknown targets file extension %q (want .npy, .csv or .txt)", f.Targets, ext)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(y) != x.M {
+		return nil, nil, fmt.Errorf("dataio: %s has %d targets but %s has %d instances", f.Targets, len(y), f.Data, x.M)
+	}
+	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment}
+	obs, err := ds.Observe(1)
+	if err != nil {
+		return nil, nil, errmsg.Wrap(err, "dataio: %s, %s", f.dataFiles(), f.Targets)
+	}
+	return ds, obs, nil
+}
+
+// dataFiles names the data file, and the mask if any, in messages.
+func (f Files) dataFiles() string {
+	if f.Mask != "" {
+		return f.Data + " (mask " + f.Mask + ")"
+	}
+	return f.Data
+}
+
+// ReadData reads the data of f (its Data, Names and Mask files) without
+// targets, for a caller that only describes it, and returns the tensor,
+// which may have missing values, with the feature names (nil for none)
+// and its observation under f.Alignment. Errors are those of ReadFiles
+// but for the targets.
+func ReadData(f Files) (*tempora.Tensor, []string, *tempora.Observation, error) {
+	x, names, err := readData(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Observe checks the targets too: give it finite ones.
+	ds := &tempora.Dataset{X: x, Y: make([]float64, x.M), FeatureNames: names, Alignment: f.Alignment}
+	obs, err := ds.Observe(1)
+	if err != nil {
+		return nil, nil, nil, errmsg.Wrap(err, "dataio: %s", f.dataFiles())
+	}
+	return x, names, obs, nil
+}
+
+// readData reads the data, names and mask files of f.
+func readData(f Files) (*tempora.Tensor, []string, error) {
 	var names []string
 	if f.Names != "" {
 		var err error
@@ -144,30 +200,5 @@ func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
 		}
 		ApplyMask(x, mask)
 	}
-	var y []float64
-	var err error
-	switch ext := strings.ToLower(filepath.Ext(f.Targets)); ext {
-	case ".npy":
-		y, err = ReadVectorNPY(f.Targets)
-	case ".csv", ".txt":
-		y, err = ReadVectorCSV(f.Targets)
-	default:
-		err = fmt.Errorf("dataio: %s: unknown targets file extension %q (want .npy, .csv or .txt)", f.Targets, ext)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(y) != x.M {
-		return nil, nil, fmt.Errorf("dataio: %s has %d targets but %s has %d instances", f.Targets, len(y), f.Data, x.M)
-	}
-	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment}
-	obs, err := ds.Observe(1)
-	if err != nil {
-		files := f.Data
-		if f.Mask != "" {
-			files += " (mask " + f.Mask + ")"
-		}
-		return nil, nil, errmsg.Wrap(err, "dataio: %s, %s", files, f.Targets)
-	}
-	return ds, obs, nil
+	return x, names, nil
 }
