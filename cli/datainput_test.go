@@ -66,7 +66,6 @@ func irregularFixtures(t *testing.T) {
 	must(dataio.WriteTensorNPY("inf.npy", inf))
 }
 
-
 // TestDescribeData: describe -data summarises data with missing values
 // (lengths, missing rate per feature) the same way from .npy and long
 // .csv, and complete data in one line.
