@@ -154,3 +154,47 @@ func TestExplainMissing(t *testing.T) {
 		t.Errorf("explanation alignment %v, %v", e.Alignment, err)
 	}
 }
+
+// TestExplainAlignmentRecorded: -alignment reaches the explanation (its
+// JSON), here on complete data, which TIME explains today; the report of
+// complete data has no summary of missing values.
+func TestExplainAlignmentRecorded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	x := tempora.NewTensor(30, 2, 3)
+	for k := range x.Data {
+		x.Data[k] = float64(k%5) - 2
+	}
+	y := make([]float64, 30)
+	for i := range y {
+		y[i] = float64(i % 2)
+	}
+	if err := dataio.WriteTensorNPY("x.npy", x); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataio.WriteVectorNPY("y.npy", y); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(badModelEnv, "0.5") // a model that predicts 0.5 whatever it is given
+	for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+		out := mustRun(t, "explain", "-data", "x.npy", "-targets", "y.npy", "-task", "classification", "-model-cmd", exe,
+			"-alignment", align.String(), "-json", "e.json", "-quiet", "-permutations", "10")
+		if strings.Contains(out, "missing values") {
+			t.Errorf("complete data's report speaks of missing values:\n%s", out)
+		}
+		b, err := os.ReadFile("e.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e tempora.Explanation
+		if err := json.Unmarshal(b, &e); err != nil || e.Alignment != align {
+			t.Errorf("-alignment %v: explanation alignment %v, %v", align, e.Alignment, err)
+		}
+		if got := strings.Contains(string(b), `"alignment"`); got != (align == tempora.AlignEnd) {
+			t.Errorf("-alignment %v: alignment member written: %v", align, got)
+		}
+	}
+}
