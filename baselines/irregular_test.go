@@ -1,0 +1,246 @@
+package baselines
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// irregularProblem returns an M × D × L regression problem with missing
+// values: instance i is a sequence of length in [lo, hi] (hi < L, so the
+// last L − hi timesteps are padding in every instance), aligned at the
+// start or the end, with each cell inside its sequence missing with
+// probability rate (at random, but never all of an instance). Its values
+// are N(1, 1), and its targets are those of the model nanLinear{a, b}.
+func irregularProblem(t testing.TB, m, d, l, lo, hi int, rate float64, align tempora.Alignment, a []float64, b float64, seed uint64) (*tempora.Dataset, nanLinear) {
+	t.Helper()
+	rng := tempora.NewRand(seed, "irregular-test-data")
+	x := tempora.NewTensor(m, d, l)
+	for i := range m {
+		n := lo + rng.IntN(hi-lo+1)
+		first := 0
+		if align == tempora.AlignEnd {
+			first = l - n
+		}
+		for j := range d {
+			for tt := range l {
+				v := math.NaN()
+				if tt >= first && tt < first+n && (rng.Float64() >= rate || tt == first) {
+					v = 1 + rng.NormFloat64()
+				}
+				x.Set(i, j, tt, v)
+			}
+		}
+	}
+	f := nanLinear{a: a, b: b}
+	y := make([]float64, m)
+	if err := f.Predict(y, x); err != nil {
+		t.Fatal(err)
+	}
+	data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression, Alignment: align}
+	if _, err := data.Observe(1); err != nil {
+		t.Fatal(err)
+	}
+	return data, f
+}
+
+// nanLinear is the model Σ a_c·x_c over an instance's observed cells plus
+// b per missing (NaN) cell: it takes NaN as it comes, and its output moves
+// if an explainer fills a missing cell or padding with a value.
+type nanLinear struct {
+	a []float64
+	b float64
+}
+
+func (f nanLinear) Predict(dst []float64, x *tempora.Tensor) error {
+	for i := range x.M {
+		var s float64
+		for c, v := range x.Instance(i) {
+			if tempora.Missing(v) {
+				s += f.b
+			} else {
+				s += f.a[c] * v
+			}
+		}
+		dst[i] = s
+	}
+	return nil
+}
+
+// irregularWeights returns the weights of a model of d = 3 features × l
+// timesteps whose feature 0 matters most, feature 1 a little and feature
+// 2 not at all.
+func irregularWeights(l int) []float64 {
+	a := make([]float64, 3*l)
+	for tt := range l {
+		a[tt] = 2
+		a[l+tt] = 0.5
+	}
+	return a
+}
+
+// TestOcclusionIrregular checks OCC on data with missing values against
+// the exact occlusion of the observed cells: a window replaces only the
+// observed cells of its instances (missing cells and padding stay NaN, so
+// the model's count of missing cells never moves), its score is the mean
+// |Δ_i| over the instances in which it occluded something, cells that no
+// instance observes score 0, and an instance's unobserved cell has no
+// attribution. The important feature ranks first.
+func TestOcclusionIrregular(t *testing.T) {
+	const m, d, l = 40, 3, 10
+	a := irregularWeights(l)
+	for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+		data, f := irregularProblem(t, m, d, l, 4, 8, 0.3, align, a, 0.75, 11)
+		x := data.X
+		for _, cfg := range []Occlusion{{Workers: 2}, {Width: 3, Stride: 2, Baseline: MeanBaseline, Workers: 3}, {Width: 2, Baseline: EventBaseline}} {
+			r, err := cfg.Attribute(context.Background(), f, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := cfg.resolve(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill, _ := u.b.values(x)
+			cells := make([]float64, d*l)
+			local := make([]float64, m*d*l)
+			cover := make([]float64, l)
+			for _, win := range u.wins {
+				for tt := win[0]; tt < win[1]; tt++ {
+					cover[tt]++
+				}
+			}
+			for j := range d {
+				for _, win := range u.wins {
+					var sum, n float64
+					deltas := make([]float64, m)
+					for i := range m {
+						hit := false
+						for tt := win[0]; tt < win[1]; tt++ {
+							if v := x.At(i, j, tt); !tempora.Missing(v) {
+								deltas[i] += a[j*l+tt] * (v - fill[j*l+tt])
+								hit = true
+							}
+						}
+						if hit {
+							sum += math.Abs(deltas[i])
+							n++
+						}
+					}
+					for tt := win[0]; tt < win[1]; tt++ {
+						seen := false
+						for i := range m {
+							if !tempora.Missing(x.At(i, j, tt)) {
+								seen = true
+								local[x.Index(i, j, tt)] += deltas[i] / cover[tt]
+							}
+						}
+						if seen && n > 0 {
+							cells[j*l+tt] += sum / n / cover[tt]
+						}
+					}
+				}
+			}
+			// Sums of at most a few hundred terms of order 10: 1e-9 is far
+			// above rounding.
+			for k, want := range cells {
+				if got := r.Explanation.Cells[k]; math.Abs(got-want) > 1e-9 {
+					t.Errorf("%v %+v: cell (%d, %d) = %v, want %v", align, cfg, k/l, k%l, got, want)
+				}
+			}
+			for k, want := range local {
+				if got := r.Local.Data[k]; math.Abs(got-want) > 1e-9 {
+					t.Fatalf("%v %+v: local value %d = %v, want %v", align, cfg, k, got, want)
+				}
+			}
+			// Timesteps 8 and 9 (start-aligned) or 0 and 1 (end-aligned)
+			// are padding in every instance.
+			pad := []int{8, 9}
+			if align == tempora.AlignEnd {
+				pad = []int{0, 1}
+			}
+			for j := range d {
+				for _, tt := range pad {
+					if v := r.Explanation.Cell(j, tt); v != 0 {
+						t.Errorf("%v %+v: padding cell (%d, %d) scores %v", align, cfg, j, tt, v)
+					}
+				}
+			}
+			fs := r.Explanation.Features
+			if !(fs[0].Score > fs[1].Score && fs[1].Score > fs[2].Score && fs[2].Score == 0) {
+				t.Errorf("%v %+v: feature scores %v, %v, %v, want decreasing with the last 0", align, cfg, fs[0].Score, fs[1].Score, fs[2].Score)
+			}
+		}
+	}
+}
+
+// TestOcclusionCallPlans checks that how OCC packs its units into model
+// calls (several copies of small data per call, one copy per call, or
+// chunks of instances under a tight memory budget) changes the calls but
+// not one bit of the result, on complete and irregular data, for any
+// number of workers.
+func TestOcclusionCallPlans(t *testing.T) {
+	complete, f := linearProblem(t, 30, 3, 6, slices.Repeat([]float64{1, -2, 0.5}, 6), nil, slices.Repeat([]float64{1}, 18), 5)
+	orig := occChunkValues
+	defer func() { occChunkValues = orig }()
+	irregular, g := irregularProblem(t, 30, 3, 6, 2, 5, 0.2, tempora.AlignStart, irregularWeights(6), 0.3, 6)
+	for _, p := range []struct {
+		name  string
+		data  *tempora.Dataset
+		model tempora.Model
+	}{{"complete", complete, f}, {"irregular", irregular, g}} {
+		var want *OcclusionResult
+		for _, plan := range []struct {
+			chunk  int
+			budget int64
+			calls  int64
+		}{
+			{orig, 0, 2},            // every unit in one call
+			{3 * 30 * 18, 0, 1 + 5}, // 3 of the 15 units per call
+			{30 * 18, 0, 1 + 15},    // one unit per call
+			{7 * 18, 1, 1 + 15*5},   // chunks of 7 instances: 5 per unit
+		} {
+			for _, workers := range []int{1, 3} {
+				occChunkValues = plan.chunk
+				r, err := Occlusion{Width: 2, Baseline: MeanBaseline, Workers: workers, MemoryBudget: plan.budget}.Attribute(context.Background(), p.model, p.data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := r.Explanation.Accounting.ModelCalls; got != plan.calls {
+					t.Errorf("%s, chunk %d, budget %d: %d model calls, want %d", p.name, plan.chunk, plan.budget, got, plan.calls)
+				}
+				if want == nil {
+					want = r
+					continue
+				}
+				if !sameFloats(r.Explanation.Cells, want.Explanation.Cells) || !sameFloats(r.Local.Data, want.Local.Data) {
+					t.Errorf("%s, chunk %d, budget %d, %d workers: the result differs from the first plan's", p.name, plan.chunk, plan.budget, workers)
+				}
+			}
+		}
+	}
+}
+
+// TestRefusedIrregular checks that the methods that need complete data
+// refuse data with missing values with the uniform message, naming the
+// method, the first missing value and why.
+func TestRefusedIrregular(t *testing.T) {
+	data, f := irregularProblem(t, 20, 3, 6, 3, 5, 0.2, tempora.AlignStart, irregularWeights(6), 0, 2)
+	for _, tc := range []struct {
+		ex   tempora.Explainer
+		name string
+	}{
+		{LIME{}, "LIME"},
+	} {
+		_, err := tc.ex.Explain(context.Background(), f, data)
+		want := "baselines: " + tc.name + " needs complete data, and in this data "
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "the first at instance ") ||
+			!strings.Contains(err.Error(), "sequences are shorter than the data's 6 timesteps") || !strings.Contains(err.Error(), "tempora does not impute") {
+			t.Errorf("%s: %v, want an error starting %q", tc.name, err, want)
+		}
+	}
+}
