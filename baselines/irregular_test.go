@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -241,6 +242,94 @@ func TestRefusedIrregular(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "the first at instance ") ||
 			!strings.Contains(err.Error(), "sequences are shorter than the data's 6 timesteps") || !strings.Contains(err.Error(), "tempora does not impute") {
 			t.Errorf("%s: %v, want an error starting %q", tc.name, err, want)
+		}
+	}
+}
+
+// oneCell is a model of the single cell (feature 0, timestep 1): x² when
+// it is observed, 3 when it is missing (NaN). Every other cell is ignored,
+// but it refuses a row whose last timestep, padding in every instance of
+// TestSAGEIrregular's data, holds a value.
+func oneCell(dst []float64, x *tempora.Tensor) error {
+	for i := range x.M {
+		for j := range x.D {
+			if v := x.At(i, j, x.L-1); !tempora.Missing(v) {
+				return fmt.Errorf("padding cell (%d, %d) of row %d holds %v", j, x.L-1, i, v)
+			}
+		}
+		v := x.At(i, 0, 1)
+		dst[i] = v * v
+		if tempora.Missing(v) {
+			dst[i] = 3
+		}
+	}
+	return nil
+}
+
+// TestSAGEIrregular checks the three SAGE imputers on data with missing
+// values against their exact values, on the model oneCell with targets
+// y = f(x) and quadratic loss, as TestSAGEImputers does on complete data.
+//
+// Where the expectation comes from: a coalition containing the cell
+// predicts y exactly (loss 0); one without it predicts a constant k, so
+// every row's sample for the cell is (y_i − k)² and every other column's,
+// padding included, is exactly 0. k is the background mean of f for
+// marginal imputation, where a background row's missing cell comes with
+// its missingness (f = 3), f at the mean of the observed values for
+// SAGE-m, and f(0) = 0 for SAGE-z. The SAGE value is the data mean of
+// (y_i − k)², estimated from N rows sampled with replacement with
+// SE = SD_data((y − k)²)/√N.
+func TestSAGEIrregular(t *testing.T) {
+	const (
+		m, d, l = 400, 2, 6
+		perms   = 2000
+		bg      = 100
+		z       = 4.0 // tolerance in standard errors
+	)
+	data, _ := irregularProblem(t, m, d, l, 4, 5, 0.3, tempora.AlignStart, make([]float64, d*l), 0, 8)
+	f := tempora.ModelFunc(oneCell)
+	if err := f.Predict(data.Y, data.X); err != nil {
+		t.Fatal(err)
+	}
+	var obsMean, nObs, bgMean float64
+	for i := range m {
+		if v := data.X.At(i, 0, 1); !tempora.Missing(v) {
+			obsMean += v
+			nObs++
+		}
+		if i < bg {
+			bgMean += data.Y[i] / bg
+		}
+	}
+	if nObs == m || nObs < m/2 {
+		t.Fatalf("the cell is observed in %v of %d instances; the test needs some missing", nObs, m)
+	}
+	for _, tc := range []struct {
+		imp Imputer
+		k   float64
+	}{
+		{Marginal, bgMean},
+		{Mean, (obsMean / nObs) * (obsMean / nObs)},
+		{Zero, 0},
+	} {
+		var mean, sq float64
+		for _, y := range data.Y {
+			s := (y - tc.k) * (y - tc.k)
+			mean += s / m
+			sq += s * s / m
+		}
+		se := math.Sqrt((sq - mean*mean) / perms)
+		r, err := SAGE{Imputer: tc.imp, Background: bg, MaxPermutations: perms, Seed: 4, Workers: 2}.Estimate(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Values[1]; math.Abs(got-mean) > z*se {
+			t.Errorf("%v: the cell's value %.4f, want %.4f ± %.4f", tc.imp, got, mean, z*se)
+		}
+		for c, v := range r.Values {
+			if c != 1 && v != 0 {
+				t.Errorf("%v: column (%d, %d) has value %v, want exactly 0", tc.imp, c/l, c%l, v)
+			}
 		}
 	}
 }

@@ -61,7 +61,11 @@ func describeMissing(data *tempora.Dataset, obs *tempora.Observation) string {
 	var parts []string
 	if missing > 0 {
 		i, j, t := firstMissing(x, obs.Support)
-		parts = append(parts, fmt.Sprintf("%d values are missing (NaN), the first at instance %d, feature %s, timestep %d", missing, i, featureName(data, j), t))
+		what := fmt.Sprintf("%d values are missing (NaN), the first", missing)
+		if missing == 1 {
+			what = "1 value is missing (NaN),"
+		}
+		parts = append(parts, fmt.Sprintf("%s at instance %d, feature %s, timestep %d", what, i, featureName(data, j), t))
 	}
 	if short > 0 {
 		parts = append(parts, fmt.Sprintf("%d of the %d sequences are shorter than the data's %d timesteps", short, x.M, x.L))
