@@ -186,8 +186,8 @@ func TestOcclusionIrregular(t *testing.T) {
 // number of workers.
 func TestOcclusionCallPlans(t *testing.T) {
 	complete, f := linearProblem(t, 30, 3, 6, slices.Repeat([]float64{1, -2, 0.5}, 6), nil, slices.Repeat([]float64{1}, 18), 5)
-	orig := occChunkValues
-	defer func() { occChunkValues = orig }()
+	orig, origPack := occChunkValues, occPackValues
+	defer func() { occChunkValues, occPackValues = orig, origPack }()
 	irregular, g := irregularProblem(t, 30, 3, 6, 2, 5, 0.2, tempora.AlignStart, irregularWeights(6), 0.3, 6)
 	for _, p := range []struct {
 		name  string
@@ -206,7 +206,7 @@ func TestOcclusionCallPlans(t *testing.T) {
 			{7 * 18, 1, 1 + 15*5},   // chunks of 7 instances: 5 per unit
 		} {
 			for _, workers := range []int{1, 3} {
-				occChunkValues = plan.chunk
+				occChunkValues, occPackValues = plan.chunk, plan.chunk
 				r, err := Occlusion{Width: 2, Baseline: MeanBaseline, Workers: workers, MemoryBudget: plan.budget}.Attribute(context.Background(), p.model, p.data)
 				if err != nil {
 					t.Fatal(err)
@@ -329,6 +329,46 @@ func TestSAGEIrregular(t *testing.T) {
 		for c, v := range r.Values {
 			if c != 1 && v != 0 {
 				t.Errorf("%v: column (%d, %d) has value %v, want exactly 0", tc.imp, c/l, c%l, v)
+			}
+		}
+	}
+}
+
+// TestPERMIrregular checks PERM on data with missing values, which it
+// takes exactly when and as TIME's across-instance tests do (its cell
+// tests are theirs): the padding cells, which no permutation moves, score
+// 0 (up to the rounding of a mean of equal losses) and are never
+// significant, the unused feature scores 0, and the important feature's
+// observed cells are found. It is skipped while explain's engine refuses
+// missing values.
+func TestPERMIrregular(t *testing.T) {
+	const m, d, l = 60, 3, 10
+	data, f := irregularProblem(t, m, d, l, 5, 8, 0.2, tempora.AlignStart, irregularWeights(l), 0, 12)
+	r, err := PERM{Seed: 5, Workers: 2}.Analyze(context.Background(), f, data)
+	if err != nil && strings.Contains(err.Error(), "needs complete data") && strings.Contains(err.Error(), "explain: ") {
+		t.Skipf("explain's engine does not take missing values yet: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range d {
+		for tt := range l {
+			k := j*l + tt
+			switch {
+			case tt >= 8 || j == 2:
+				// Padding everywhere, or a feature the model ignores: every
+				// draw's loss is the baseline's. 1e-12 covers the rounding
+				// of a mean of equal losses of order 1.
+				if math.Abs(r.Scores[k]) > 1e-12 || r.Significant[k] {
+					t.Errorf("cell (%d, %d): score %v, significant %v; want 0 and not", j, tt, r.Scores[k], r.Significant[k])
+				}
+			case j == 0 && tt < 5:
+				// Observed in 80% of the 60 instances, weight 2 on N(1, 1)
+				// values: a loss increase of about 2·4·0.8·Var = 6.4,
+				// against a null spread of well under 1.
+				if !r.Significant[k] {
+					t.Errorf("cell (%d, %d): score %v, p %v, not significant", j, tt, r.Scores[k], r.PValues[k])
+				}
 			}
 		}
 	}

@@ -215,23 +215,25 @@ func (c Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.D
 
 // occSetup is an Occlusion configuration resolved against a dataset.
 type occSetup struct {
-	w, s int
-	b    Baseline
-	wins [][2]int
+	complete bool // the data has no missing value
+	w, s     int
+	b        Baseline
+	wins     [][2]int
 }
 
 // resolve checks the data (which may have missing values) and the
 // configuration and resolves the defaults: Attribute and EstimateEvals
 // share it, so each check has one owner.
 func (c Occlusion) resolve(data *tempora.Dataset) (*occSetup, error) {
-	if _, err := data.Observe(1); err != nil {
+	obs, err := data.Observe(1)
+	if err != nil {
 		return nil, fmt.Errorf("baselines: Occlusion: %w", err)
 	}
 	if err := checkWorkers("Occlusion", c.Workers); err != nil {
 		return nil, err
 	}
 	x := data.X
-	u := &occSetup{w: c.Width, s: c.Stride, b: c.Baseline}
+	u := &occSetup{w: c.Width, s: c.Stride, b: c.Baseline, complete: obs.Complete()}
 	switch {
 	case u.w == 0:
 		u.w = DefaultOcclusionWidth
@@ -254,24 +256,30 @@ func (c Occlusion) resolve(data *tempora.Dataset) (*occSetup, error) {
 	return u, nil
 }
 
-// occChunkValues is memlimit.ChunkValues, a variable so that tests can
-// force chunking.
-var occChunkValues = memlimit.ChunkValues
+// occChunkValues is memlimit.ChunkValues, and occPackValues the most
+// values a call packs copies of small data into (2 MiB of float64, so
+// that a cheap model's input stays in cache): variables so that tests can
+// force chunking and packing.
+var (
+	occChunkValues = memlimit.ChunkValues
+	occPackValues  = 1 << 18
+)
 
 // occCalls plans the model calls of the occlusion of units (feature,
-// window) pairs over the M instances of x: a call predicts group whole
-// copies of the data, each with one unit's window occluded, when the data
-// is small (at most occChunkValues values per call, so a call packs
-// occChunkValues / (M·D·L) units), or one copy when it is larger and every
-// worker's copy fits the budget, or else rows < M instances of one unit
-// (a chunk). group and rows do not depend on the workers unless the data
-// is chunked.
+// window) pairs over the M instances of x. A call predicts group whole
+// copies of the data, each with one unit's window occluded: several when
+// the data is small (occPackValues / (M·D·L) units per call, so that a
+// model with a cost per call is not called once per unit on a few
+// instances), one when it is larger and every worker's copy fits the
+// budget. Otherwise (rows < M) a call predicts a chunk of rows instances
+// of one unit, each worker holding one chunk. group does not depend on
+// the workers; rows does only when the data is chunked.
 func occCalls(x *tempora.Tensor, units, workers int, budget int64) (group, rows int) {
 	rows = memlimit.ChunkRows(x.M, x.D*x.L, workers, budget, occChunkValues)
 	if rows < x.M {
 		return 1, rows
 	}
-	return max(1, min(units, occChunkValues/(x.M*x.D*x.L))), x.M
+	return max(1, min(units, occPackValues/(x.M*x.D*x.L))), x.M
 }
 
 // Attribute runs the occlusion and returns the global explanation and the
@@ -299,7 +307,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		return nil, err
 	}
 
-	wins := u.wins
+	wins, complete := u.wins, u.complete
 	units := x.D * len(wins)
 	// delta[u·M + i] is Δ_i of unit u = j·W + window, 0 for an instance
 	// with no observed cell in the window (nothing occluded).
@@ -361,7 +369,10 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		// group copies of the data, copy g with unit k·group + g occluded.
 		v0 := k * group
 		n := min(group, units-v0)
-		in := xc.Rows(0, n*x.M)
+		in := xc
+		if n < group {
+			in = xc.Rows(0, n*x.M)
+		}
 		for g := range n {
 			for i := range x.M {
 				occlude(in, g*x.M+i, i, v0+g)
@@ -375,7 +386,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			j, win := (v0+g)/len(wins), wins[(v0+g)%len(wins)]
 			d := delta[(v0+g)*x.M : (v0+g+1)*x.M]
 			for i := range x.M {
-				if occluded(x, i, j, win) {
+				if complete || occluded(x, i, j, win) {
 					d[i] = base[i] - pred[g*x.M+i]
 				}
 				copy(in.Window(g*x.M+i, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1))
@@ -412,7 +423,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		var n int
 		for i, dv := range d {
 			mean += math.Abs(dv)
-			if occluded(x, i, j, win) {
+			if complete || occluded(x, i, j, win) {
 				n++
 			}
 		}
