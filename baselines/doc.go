@@ -56,6 +56,20 @@
 // cell's global score is the mean |attribution| over the explained
 // instances. Both also return per-instance attributions (Attribute).
 //
+// # Missing values
+//
+// Data may have missing values (NaN; sequences of different lengths are
+// the case of cells missing at the end or start, tempora.Observation).
+// No method imputes one: the model receives missing cells and padding as
+// NaN. LIME refuses such data (method.RequireComplete's message: its
+// surrogate needs every cell); SAGE's held-out cells take the background
+// row's cell with its missingness, the observed mean or zero, and a row's
+// padding stays its own; PERM's cell tests permute as TIME's do; OCC
+// occludes only observed cells; TimeSHAP's players are each instance's
+// observed cells, its recent timesteps the last of its own sequence. A
+// cell that is padding in every instance scores 0. docs/decisions.md,
+// decision 22, gives the reasons.
+//
 // # Determinism and speed
 //
 // All randomness comes from streams derived from the config's Seed and a key

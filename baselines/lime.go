@@ -49,6 +49,12 @@ const limeGramBlock = 64
 // gives one local weight per cell. The global score of a cell is the mean of
 // |weight| over the explained instances, or √(Σ|weight|) with SPLIME.
 //
+// LIME needs complete data: on data with missing values (NaN, including
+// sequences of different lengths) Explain returns method.RequireComplete's
+// error before any model call. Its surrogate regresses on every cell,
+// standardised by the cell's mean and SD, so a missing cell would have to
+// be imputed, which tempora never does (docs/decisions.md, decision 22).
+//
 // The unrolled column j·L+t is feature j at timestep t, as in
 // tempora.Tensor.Instance. Instances are explained in parallel, each with
 // its own random stream derived from (Seed, "lime", instance), so the result

@@ -142,11 +142,25 @@ const (
 // windows, as captum attributes. Feature scores follow the benchmark's
 // rule (method.FeatureScores).
 //
+// On data with missing values (docs/decisions.md, decision 22) a window
+// replaces only the observed cells of each instance; missing cells and
+// padding stay NaN, as the model sees them. A window's score is the mean
+// |Δ_i| over the instances in which it occluded an observed cell, a cell
+// that no instance observes scores 0, and an instance's unobserved cell
+// has no attribution. The mean and event baselines are means over the
+// observed values.
+//
 // The zero value occludes one cell at a time with zeros. Occlusion draws
-// no random numbers. It makes 1 + D·W model calls of M instances each,
-// W the number of windows per feature; windows are evaluated in parallel,
-// each worker rewriting only its window of a private copy of the data, and
-// combined in a fixed order, so the result does not depend on Workers.
+// no random numbers. It predicts the M instances once unoccluded and once
+// per (feature, window), 1 + D·W times, W the number of windows per
+// feature. The units are packed into model calls: a call holds several
+// copies of small data (up to 2 MiB of values), each with one unit's
+// window occluded, or one copy of larger data, or, when every worker's
+// copy would not fit MemoryBudget, a chunk of instances of one unit
+// (internal/memlimit.ChunkRows, the rule of TIME's working copies). Calls
+// are evaluated in parallel, each worker rewriting only the windows of
+// its private copies, and combined in a fixed order, so the result does
+// not depend on Workers or on how the calls are packed.
 //
 // References:
 //

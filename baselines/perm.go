@@ -45,6 +45,11 @@ const (
 // at P = 50, which is why the paper's PERM-f has little power on wide
 // tables; PERM-f's explanation then carries a warning.
 //
+// PERM takes data with missing values exactly when and as TIME's engine
+// does (docs/decisions.md, decisions 19 and 22): a cell's permutation
+// keeps each receiver's length and moves a donor's value with its
+// missingness, so a padding cell, which no permutation moves, scores 0.
+//
 // Explain returns the scores only; Analyze returns a PermResult with the
 // per-cell p-values, BH-adjusted p-values and rejections, from which both
 // PERM and PERM-f explanations can be built without a second run.

@@ -92,6 +92,14 @@ func (k Imputer) String() string {
 //
 //	max standard error / max(max value − min value, 1e−12) < Threshold.
 //
+// On data with missing values (NaN; docs/decisions.md, decision 22) a
+// held-out cell of row i inside i's sequence takes the imputer's value:
+// the background row's cell with its missingness (a NaN stays NaN), the
+// mean of the cell's observed values, or zero. Row i's padding (its cells
+// outside its sequence, tempora.Observation.Support) is its own in every
+// coalition, so a padding cell's sample is 0. The model sees every
+// missing cell of a coalition as NaN; nothing is imputed.
+//
 // The random stream of row r of batch b is derived from (Seed, "sage", b, r),
 // every row's walk is evaluated independently, and the statistics are
 // updated in row order, so the result does not depend on Workers. Rows are

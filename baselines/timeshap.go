@@ -119,6 +119,16 @@ const timeshapGramBlock = 64
 // remainders; playing every recent cell is the same estimator without
 // that selection.
 //
+// On data with missing values (docs/decisions.md, decision 22) each
+// instance is explained on its own sequence (tempora.Observation.Support):
+// its recent timesteps are the last of its own sequence, pruning runs over
+// its own length, and each player is the set of its observed cells (a
+// player with none is left out). An absent player replaces only observed
+// cells by the baseline; missing cells and padding stay NaN in every
+// coalition and get attribution 0, and an instance's attributions sum to
+// f(x) − f(x with its observed cells at the baseline). The mean and event
+// baselines are means over observed values.
+//
 // Instances are explained in parallel, each with its own stream derived
 // from (Seed, "timeshap", instance), and combined in instance order, so the
 // result does not depend on Workers. Each instance costs one or two model

@@ -24,11 +24,13 @@ func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
 		Default: def.String()}
 }
 
-// occMethod is OCC, sliding-window occlusion (baselines.Occlusion).
+// occMethod is OCC, sliding-window occlusion (baselines.Occlusion), which
+// occludes only observed cells of data with missing values
+// (docs/decisions.md, decision 22).
 func occMethod() method.Method {
 	return method.Method{
 		Name:   "OCC",
-		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell",
+		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell; only observed cells are occluded",
 		Params: method.Params(occWidth, occStride, occBaseline),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			b, err := baselines.ParseBaseline(occBaseline.Get(c.Values))
