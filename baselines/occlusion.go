@@ -334,18 +334,15 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	copies := make([]*tempora.Tensor, workers)
 	preds := make([][]float64, workers)
 	// occlude fills the observed cells of unit v's window in instance i of
-	// x (stored as instance r of xc) and reports whether it filled any.
-	occlude := func(xc *tempora.Tensor, r, i, v int) bool {
+	// x (stored as instance r of xc).
+	occlude := func(xc *tempora.Tensor, r, i, v int) {
 		j, win := v/len(wins), wins[v%len(wins)]
 		dst, src := xc.Window(r, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1)
-		hit := false
 		for t, val := range src {
 			if !tempora.Missing(val) {
 				dst[t] = fill[j*x.L+win[0]+t]
-				hit = true
 			}
 		}
-		return hit
 	}
 	err = pool.Run(ctx, workers, calls, func(wk, k int) error {
 		if copies[wk] == nil {
@@ -365,16 +362,16 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			hi := min(lo+rows, x.M)
 			in := xc.Rows(0, hi-lo)
 			copy(in.Data, x.Rows(lo, hi).Data)
-			hit := make([]bool, hi-lo)
 			for r := range hi - lo {
-				hit[r] = occlude(in, r, lo+r, v)
+				occlude(in, r, lo+r, v)
 			}
 			pred := preds[wk][:hi-lo]
 			if err := cm.Predict(pred, in); err != nil {
 				return err
 			}
+			j, win := v/len(wins), wins[v%len(wins)]
 			for r, p := range pred {
-				if hit[r] {
+				if complete || occluded(x, lo+r, j, win) {
 					delta[v*x.M+lo+r] = base[lo+r] - p
 				}
 			}

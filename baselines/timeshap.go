@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tempora-dev/tempora"
@@ -824,9 +826,13 @@ func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float
 	}
 	g := mat.NewSymDense(q, b.gram[:q*q])
 	clear(b.gram[:q*q])
+	// g += Z_blockᵀ Z_block per block of rows, as g.SymRankK(g, 1,
+	// z.Slice(lo, hi, 0, q).T()) computes it, without allocating the views.
+	gs := g.RawSymmetric()
 	for lo := 0; lo < ns; lo += timeshapGramBlock {
 		hi := min(lo+timeshapGramBlock, ns)
-		g.SymRankK(g, 1, z.Slice(lo, hi, 0, q).T())
+		blk := blas64.General{Rows: hi - lo, Cols: q, Stride: raw.Stride, Data: raw.Data[lo*raw.Stride:]}
+		blas64.Syrk(blas.Trans, 1, blk, 1, gs)
 	}
 	sol := mat.NewVecDense(q, phi[:q])
 	if b.chol.Factorize(g) {
