@@ -78,8 +78,13 @@
 // explanations are bitwise identical for any number of workers. Model calls
 // are batched: LIME predicts all samples of an instance in one call, SAGE
 // evaluates a coalition step for a work unit of rows (with every background
-// copy) in one call and changes only the added column between steps, and
-// PERM rewrites only the permuted cell of a per-worker copy of the data.
+// copy) in one call and changes only the added column between steps,
+// PERM rewrites only the permuted cell of a per-worker copy of the data,
+// OCC packs several (feature, window) units of small data into one call
+// and predicts data too large for a copy per worker in chunks of
+// instances (the working-copy budget of internal/memlimit, as TIME's),
+// and TimeSHAP predicts each instance's coalitions in one call from
+// buffers it reuses.
 //
 // # References
 //

@@ -385,12 +385,22 @@ func TestPERMIrregular(t *testing.T) {
 // The model refuses a row whose padding (timesteps 8 and 9 of every
 // instance) holds a value.
 func TestTimeSHAPIrregular(t *testing.T) {
+	for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+		timeSHAPIrregular(t, align)
+	}
+}
+
+func timeSHAPIrregular(t *testing.T, align tempora.Alignment) {
 	const m, d, l = 12, 3, 10
-	data, f := irregularProblem(t, m, d, l, 4, 8, 0.25, tempora.AlignStart, irregularWeights(l), 0.5, 13)
+	data, f := irregularProblem(t, m, d, l, 4, 8, 0.25, align, irregularWeights(l), 0.5, 13)
+	pad := []int{8, 9}
+	if align == tempora.AlignEnd {
+		pad = []int{0, 1}
+	}
 	guard := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 		for i := range x.M {
 			for j := range d {
-				for _, tt := range []int{8, 9} {
+				for _, tt := range pad {
 					if v := x.At(i, j, tt); !tempora.Missing(v) {
 						return fmt.Errorf("padding cell (%d, %d) of row %d holds %v", j, tt, i, v)
 					}
@@ -445,7 +455,7 @@ func TestTimeSHAPIrregular(t *testing.T) {
 			sup := obs.Support[i]
 			k := min(tc.cfg.Recent, sup.Len())
 			if r.Recent[i] != k {
-				t.Errorf("%+v: instance %d kept %d recent timesteps, want %d", tc.cfg, i, r.Recent[i], k)
+				t.Errorf("%v %+v: instance %d kept %d recent timesteps, want %d", align, tc.cfg, i, r.Recent[i], k)
 			}
 			x := data.X.Instance(i)
 			want := make([]float64, d*l)
@@ -467,14 +477,14 @@ func TestTimeSHAPIrregular(t *testing.T) {
 			// 10: 1e-9 is far above rounding.
 			for c, w := range want {
 				if got := r.Local.At(i, c/l, c%l); math.Abs(got-w) > 1e-9 {
-					t.Errorf("%+v: instance %d cell (%d, %d) = %v, want %v", tc.cfg, i, c/l, c%l, got, w)
+					t.Errorf("%v %+v: instance %d cell (%d, %d) = %v, want %v", align, tc.cfg, i, c/l, c%l, got, w)
 				}
 			}
 		}
 		for j := range d {
-			for _, tt := range []int{8, 9} {
+			for _, tt := range pad {
 				if v := r.Explanation.Cell(j, tt); v != 0 {
-					t.Errorf("%+v: padding cell (%d, %d) scores %v", tc.cfg, j, tt, v)
+					t.Errorf("%v %+v: padding cell (%d, %d) scores %v", align, tc.cfg, j, tt, v)
 				}
 			}
 		}
