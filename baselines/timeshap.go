@@ -191,7 +191,7 @@ type TimeSHAPResult struct {
 // instance (0: the default for the largest player count, d·l + 1) and
 // workers: the n × d × l attributions, and per worker the model input
 // (coalitions + 2l + 2 rows), the design matrix, the masks and their
-// dedup keys, the Gram matrix with its Cholesky factor and eigenvectors,
+// table of sampled coalitions, the Gram matrix with its Cholesky factor and eigenvectors,
 // and vectors. The data and whatever the model allocates come on top.
 func TimeSHAPMemory(n, d, l, samples, workers int) float64 {
 	cells := float64(d * l)
