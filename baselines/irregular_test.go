@@ -336,7 +336,8 @@ func TestSAGEIrregular(t *testing.T) {
 
 // TestPERMIrregular checks PERM on data with missing values, which it
 // takes exactly when and as TIME's across-instance tests do (its cell
-// tests are theirs): the padding cells, which no permutation moves, score
+// tests are theirs, under TIME's length rule): the padding cells, which no
+// permutation moves under any rule that keeps a receiver's padding, score
 // 0 (up to the rounding of a mean of equal losses) and are never
 // significant, the unused feature scores 0, and the important feature's
 // observed cells are found. It is skipped while explain's engine refuses

@@ -47,8 +47,8 @@ const (
 //
 // PERM takes data with missing values exactly when and as TIME's engine
 // does (docs/decisions.md, decisions 19 and 22): a cell's permutation
-// keeps each receiver's length and moves a donor's value with its
-// missingness, so a padding cell, which no permutation moves, scores 0.
+// follows TIME's length rule, and a padding cell, which no permutation
+// moves, scores 0.
 //
 // Explain returns the scores only; Analyze returns a PermResult with the
 // per-cell p-values, BH-adjusted p-values and rejections, from which both
