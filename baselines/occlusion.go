@@ -338,6 +338,10 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	occlude := func(xc *tempora.Tensor, r, i, v int) {
 		j, win := v/len(wins), wins[v%len(wins)]
 		dst, src := xc.Window(r, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1)
+		if complete {
+			copy(dst, fill[j*x.L+win[0]:j*x.L+win[1]])
+			return
+		}
 		for t, val := range src {
 			if !tempora.Missing(val) {
 				dst[t] = fill[j*x.L+win[0]+t]
@@ -423,6 +427,12 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	}
 	observed := make([]bool, x.D*x.L) // cell (j, t) observed in some instance
 	for i := range x.M {
+		if complete {
+			for c := range observed {
+				observed[c] = true
+			}
+			break
+		}
 		for c, v := range x.Instance(i) {
 			observed[c] = observed[c] || !tempora.Missing(v)
 		}
@@ -447,7 +457,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			}
 			e.Cells[j*x.L+t] += mean / float64(cover[t])
 			for i, dv := range d {
-				if k := local.Index(i, j, t); !tempora.Missing(x.Data[k]) {
+				if k := local.Index(i, j, t); complete || !tempora.Missing(x.Data[k]) {
 					local.Data[k] += dv / float64(cover[t])
 				}
 			}
