@@ -501,3 +501,26 @@ func timeSHAPIrregular(t *testing.T, align tempora.Alignment) {
 		}
 	}
 }
+
+// TestModelErrorsIrregular checks that a model that cannot take NaN fails
+// on irregular data with an error that names the data instance the bad
+// row was made from and says that tempora never imputes.
+func TestModelErrorsIrregular(t *testing.T) {
+	data, _ := irregularProblem(t, 20, 3, 6, 3, 5, 0.2, tempora.AlignStart, irregularWeights(6), 0, 3)
+	f := linear{irregularWeights(6)} // NaN in, NaN out
+	for _, tc := range []struct {
+		ex   tempora.Explainer
+		want string
+	}{
+		// OCC's first call predicts the data's instances themselves.
+		{Occlusion{}, "predicted NaN for instance "},
+		{SAGE{Imputer: Mean, MaxPermutations: 8}, "of the call is instance "},
+		{TimeSHAP{Instances: 3}, "of the call is instance "},
+	} {
+		_, err := tc.ex.Explain(context.Background(), f, data)
+		if err == nil || !strings.HasPrefix(err.Error(), "baselines: model: tempora: predicted NaN") ||
+			!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "tempora never imputes") {
+			t.Errorf("%T: %v", tc.ex, err)
+		}
+	}
+}

@@ -263,7 +263,7 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 	if m == nil {
 		return nil, nil, fmt.Errorf("baselines: LIME: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	weights := make([]float64, s.n*s.p)
 	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)

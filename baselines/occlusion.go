@@ -312,7 +312,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	if m == nil {
 		return nil, fmt.Errorf("baselines: Occlusion: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	base := make([]float64, x.M)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("baselines: Occlusion: %w", err)
@@ -370,10 +370,10 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 				occlude(in, r, lo+r, v)
 			}
 			pred := preds[wk][:hi-lo]
-			if err := cm.Predict(pred, in); err != nil {
+			j, win := v/len(wins), wins[v%len(wins)]
+			if err := cm.predictRows(pred, in, func(r int) string { return occRow(lo+r, j, win) }); err != nil {
 				return err
 			}
-			j, win := v/len(wins), wins[v%len(wins)]
 			for r, p := range pred {
 				if complete || occluded(x, lo+r, j, win) {
 					delta[v*x.M+lo+r] = base[lo+r] - p
@@ -394,7 +394,11 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			}
 		}
 		pred := preds[wk][:n*x.M]
-		if err := cm.Predict(pred, in); err != nil {
+		err := cm.predictRows(pred, in, func(r int) string {
+			v := v0 + r/x.M
+			return occRow(r%x.M, v/len(wins), wins[v%len(wins)])
+		})
+		if err != nil {
 			return err
 		}
 		for g := range n {
@@ -467,6 +471,11 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	cm.account(&e.Accounting)
 	e.Accounting.Runtime = time.Since(start)
 	return &OcclusionResult{Explanation: e, Local: local}, nil
+}
+
+// occRow describes a row of an occlusion call for a model error.
+func occRow(i, j int, win [2]int) string {
+	return fmt.Sprintf("instance %d with feature %d's timesteps [%d, %d] occluded", i, j, win[0], win[1]-1)
 }
 
 // occluded reports whether the window win of feature j holds an observed

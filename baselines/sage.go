@@ -300,7 +300,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	if m == nil {
 		return nil, fmt.Errorf("baselines: SAGE: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	x := data.X
 	p := x.D * x.L
 	workers := method.Workers(s.Workers)
@@ -408,7 +408,7 @@ func newSageWork(u *sageSetup, d, l int) *sageWork {
 // walk evaluates the coalition walks of one work unit: rows[r] is the data
 // row of the unit's r-th permutation perms[r·p:(r+1)·p]. It writes the
 // per-column samples into scores (len(rows)·p values).
-func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *tempora.Dataset, rows, perms []int) error {
+func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *tempora.Dataset, rows, perms []int) error {
 	p := data.X.D * data.X.L
 	n, bg := len(rows), u.bg
 	x := b.x.Rows(0, n*bg)
@@ -434,7 +434,10 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *t
 		}
 	}
 	eval := func(dst []float64) error {
-		if err := m.Predict(pred, x); err != nil {
+		err := m.predictRows(pred, x, func(r int) string {
+			return fmt.Sprintf("instance %d with the held-out cells of a coalition from background row %d", rows[r/bg], r%bg)
+		})
+		if err != nil {
 			return err
 		}
 		for r := range n {

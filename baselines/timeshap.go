@@ -329,7 +329,7 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 	if m == nil {
 		return nil, fmt.Errorf("baselines: TimeSHAP: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	x := data.X
 	p := x.D * x.L
 	local := tempora.NewTensor(s.n, x.D, x.L)
@@ -341,7 +341,7 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 			bufs[w] = newShapWork(s)
 		}
 		rng := tempora.NewRand(c.Seed, "timeshap", strconv.Itoa(i))
-		k, err := bufs[w].explain(ctx, local.Data[i*p:(i+1)*p], s, cm, x.Instance(i), s.support[i], rng)
+		k, err := bufs[w].explain(ctx, local.Data[i*p:(i+1)*p], s, cm, i, x.Instance(i), s.support[i], rng)
 		recent[i] = k
 		return err
 	})
@@ -466,7 +466,7 @@ func (b *shapWork) group(q int) []int { return b.cells[b.start[q]:b.start[q+1]] 
 
 // explain writes the cell attributions of instance x, whose sequence spans
 // sup, into dst and returns the number of recent timesteps kept.
-func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup, m tempora.Model, x []float64, sup tempora.Window, rng *rand.Rand) (int, error) {
+func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup, m *countingModel, i int, x []float64, sup tempora.Window, rng *rand.Rand) (int, error) {
 	p := s.d * s.l
 	// The all-absent row: the baseline in the observed cells, the
 	// instance's NaN in its missing cells and padding.
@@ -480,7 +480,7 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 	k := min(s.recent, sup.Len())
 	if k == 0 {
 		var err error
-		if k, err = b.prune(s, m, x, sup); err != nil {
+		if k, err = b.prune(s, m, i, x, sup); err != nil {
 			return 0, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -511,7 +511,7 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 		}
 	}
 	pred := b.pred[:ns+2]
-	if err := m.Predict(pred, b.tensor(s, ns+2)); err != nil {
+	if err := m.predictRows(pred, b.tensor(s, ns+2), shapRow(i).describe); err != nil {
 		return 0, err
 	}
 	fx, fb := pred[0], pred[1]
@@ -535,12 +535,27 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 	return k, nil
 }
 
+// shapRow is an explained instance i, whose describe says what row r of
+// one of its calls is, for a model error: row 0 is the instance, row 1 its
+// baseline, the others its coalitions (or pruning rows).
+type shapRow int
+
+func (i shapRow) describe(r int) string {
+	switch r {
+	case 0:
+		return fmt.Sprintf("instance %d", i)
+	case 1:
+		return fmt.Sprintf("instance %d with its observed cells at the baseline", i)
+	}
+	return fmt.Sprintf("instance %d with some players at the baseline", i)
+}
+
 // prune returns the number of recent timesteps TimeSHAP's temporal
 // coalition pruning keeps for instance x, whose sequence spans sup (of
 // length n): the first k in 1…n−1 at which the older block's two-player
 // Shapley value is at most the tolerance in magnitude, else n. A block
 // replaces only its observed cells.
-func (b *shapWork) prune(s *timeshapSetup, m tempora.Model, x []float64, sup tempora.Window) (int, error) {
+func (b *shapWork) prune(s *timeshapSetup, m *countingModel, i int, x []float64, sup tempora.Window) (int, error) {
 	p, l, n := s.d*s.l, s.l, sup.Len()
 	if n == 1 {
 		return 1, nil
@@ -563,7 +578,7 @@ func (b *shapWork) prune(s *timeshapSetup, m tempora.Model, x []float64, sup tem
 		}
 	}
 	pred := b.pred[:2*n]
-	if err := m.Predict(pred, b.tensor(s, 2*n)); err != nil {
+	if err := m.predictRows(pred, b.tensor(s, 2*n), shapRow(i).describe); err != nil {
 		return 0, err
 	}
 	fx, fb := pred[0], pred[1]
