@@ -207,8 +207,10 @@ type sageSetup struct {
 	fill      []float64 // background rows (bg·p values), or the one default row
 	unitRows  int
 	// support is each instance's span of timesteps (tempora.Observation);
-	// the cells outside it are padding, which stays with the instance.
+	// the cells outside it are padding, which stays with the instance. full
+	// reports that every sequence has all L timesteps.
 	support []tempora.Window
+	full    bool
 }
 
 func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
@@ -221,7 +223,7 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 	}
 	x := data.X
 	p := x.D * x.L
-	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1, support: obs.Support}
+	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1, support: obs.Support, full: !obs.VariableLength()}
 	switch {
 	case s.BatchSize == 0:
 		u.batch = DefaultSAGEBatch
@@ -468,7 +470,7 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *
 		}
 		for r, i := range rows {
 			c := perms[r*p+k]
-			if u.support[i].Contains(c % l) {
+			if u.full || u.support[i].Contains(c%l) {
 				scores[r*p+c] = prev[r] - loss[r]
 			} else {
 				scores[r*p+c] = 0 // padding: switching it on changes nothing
