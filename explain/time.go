@@ -310,7 +310,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err != nil {
 		return nil, err
 	}
-	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
+	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.whole.Len(), r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}

@@ -47,9 +47,9 @@ func treeFDP(ex *tempora.Explanation, tr treeTruth) (v, r int) {
 // with unequal weights but the targets do not depend on them. Their values
 // are independent of everything else, so the baseline is exchangeable with
 // their permuted copies and every test of their subtree is null; a falsely
-// selected one arrives with windows and orderings (decision 18: the window
-// is chosen and tested on the same data), several false discoveries at
-// once. The tree FDR is the mean over trials of V/R (0 when R = 0), V and
+// selected one arrives with windows and orderings (the window is chosen
+// and tested on the same data: docs/decisions.md, decision 18), several
+// false discoveries at once. The tree FDR is the mean over trials of V/R (0 when R = 0), V and
 // R counting features, orderings, windows and window orderings.
 //
 // With TreeFDR the mean must stay below α + 3 SE, the SE of the mean
