@@ -101,9 +101,11 @@ type TIME struct {
 	WindowRule WindowRule
 	// Windows is the most windows reported per feature: the window search
 	// finds one window, then splits it at interior gaps that surely carry
-	// less than (1−γ)/2 of the importance (splitWindows), keeping the
-	// longest Windows − 1 gaps. 0 means DefaultWindows; 1 is the paper's
-	// single window. Negative values are an error.
+	// less than (1−γ)/2 of the importance, keeping the longest Windows − 1
+	// gaps, trims its ends likewise and reports only the pieces that
+	// surely carry more (splitWindows). 0 means DefaultWindows; 1 is the
+	// paper's single window, which is neither split nor trimmed. Negative
+	// values are an error.
 	Windows int
 	// TreeFDR controls the FDR of the whole tree of discoveries (features
 	// or groups, their windows and whole-sequence orderings, the window
