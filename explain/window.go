@@ -292,24 +292,28 @@ const (
 //
 //  1. Every timestep a ≤ t ≤ b is probed alone (an across-instance
 //     permutation of the node at t, key "gap/t", stopping early as the
-//     window search's probes do).
+//     window search's probes do), except an end at the sequence's end
+//     (its trim would be the prefix or suffix the search found important)
+//     and an end that the search's bracketing probes already show to be
+//     surely important (located.startKept, endKept).
 //  2. The maximal runs of timesteps surely unimportant are the candidate
 //     regions to leave out (an unsure timestep stays in): the runs of
-//     a < t < b are the candidate gaps, as with the window's ends taken
-//     as important, and the run from a (from b) a candidate trim of that
-//     end (unless it covers the window). Each is probed as a whole (key "gap/s-e", always perms
-//     draws: one look) and left out only if it is surely unimportant: the
-//     upper end of its interval, Score + t·SE, is at most θ·|overall|
-//     (TestGapCalibration: 1.25% false splits at the null boundary,
-//     nominal at most 2.3%). Of the gaps kept, the longest maxWindows − 1
-//     split the window (the earlier on ties); trims are always applied.
+//     a < t < b are the candidate gaps, and the run from a (from b) a
+//     candidate trim of that end, unless it covers the window. Each is
+//     probed as a whole (key "gap/s-e", always perms draws: one look) and
+//     left out only if it is surely unimportant: the upper end of its
+//     interval, Score + t·SE, is at most θ·|overall| (TestGapCalibration:
+//     1.5% false splits at the null boundary, nominal at most 2.3%). Of
+//     the gaps kept, the longest maxWindows − 1 split the window (the
+//     earlier on ties); kept trims are always applied.
 //  3. When this leaves several pieces, each is probed as a whole (key
 //     "piece/s-e", stopping early as the window search's probes do) and
 //     reported only if it is surely important: Score − t·SE above
-//     θ·|overall|, the rule of the window search's probes. A piece that is not (an isolated timestep of small
-//     weight that the single-timestep probes could not rule out) is left
-//     out with the gaps around it; if no piece is sure, the one with the
-//     highest score is kept.
+//     θ·|overall|, the rule of the window search's probes. A piece that
+//     is not (an isolated timestep of small weight that the
+//     single-timestep probes could not rule out) is left out with the
+//     gaps around it; if no piece is sure, the one with the highest score
+//     is kept.
 //
 // The windows of node i are returned in time order. An end inherited from
 // the window search keeps its range; an end at a gap or trim is fixed by
