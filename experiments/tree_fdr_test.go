@@ -112,7 +112,7 @@ func overlaps(w tempora.Window, ws ...tempora.Window) bool {
 }
 
 // TestTreeFDRPower measures what TIME.TreeFDR (every family at
-// α/TreeLevel, docs/decisions.md, decision 19) costs against the default
+// α/TreeLevel, docs/decisions.md, decision 20) costs against the default
 // (every family at α) on the windows world with two true windows per
 // relevant feature and no noise weights (20 seeds), and on Table-1
 // problems (20 seeds): the tree FDR (false discoveries among features,

@@ -111,7 +111,7 @@ type TIME struct {
 	// or groups, their windows and whole-sequence orderings, the window
 	// orderings) at Alpha instead of each family's: every family is
 	// tested at Alpha/TreeLevel, Yekutieli's level adjustment
-	// (docs/decisions.md, decision 19). The zero value (false) controls
+	// (docs/decisions.md, decision 20). The zero value (false) controls
 	// each family at Alpha.
 	TreeFDR bool
 }
