@@ -32,6 +32,9 @@ type workspace struct {
 	// the data. A draw of the same block overwrites all of it, so the block
 	// is restored only when the next draw perturbs a different block.
 	dirty *plan
+	// deferred makes draw perturb x and return without evaluating it: the
+	// resident path (resident.go) sends the block and evaluates later.
+	deferred bool
 }
 
 // clean restores the dirty block, if any.
@@ -169,6 +172,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		permuteConditional(ws.x, src, 0, p, perm)
 	}
 	ws.dirty = p
+	if ws.deferred {
+		return 0, nil
+	}
 	return e.evaluate(ws, ws.x)
 }
 
