@@ -128,10 +128,10 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	if unmap == nil {
 		unmap = func() error { return nil }
 	}
-	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.MaxBatch < 0 {
+	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.MaxBatch < 0 || opts.MaxBatch > MaxBatchLimit {
 		nc.Close()
 		unmap()
-		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
+		return nil, fmt.Errorf("procmodel: option out of range in %+v (MaxBatch at most %d)", opts, MaxBatchLimit)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = opts.Timeout

@@ -36,6 +36,10 @@ var (
 	ErrClosed = errors.New("procmodel: model is closed")
 )
 
+// MaxBatchLimit is the largest Options.MaxBatch: the most predictions one
+// answer frame carries.
+const MaxBatchLimit = maxValues
+
 // DefaultCloseTimeout is the time Close gives the child to exit after its
 // standard input is closed when Options.CloseTimeout is zero.
 const DefaultCloseTimeout = 5 * time.Second
@@ -62,8 +66,10 @@ type Options struct {
 	// DefaultCloseTimeout.
 	CloseTimeout time.Duration
 	// MaxBatch, if positive, splits a Predict call into requests of at most
-	// MaxBatch instances (for models with limited memory). Zero means
-	// one request per call.
+	// MaxBatch instances (for models with limited memory), and so does
+	// PredictBlocks with the rows of its blocks; explainers pack draws
+	// into calls of at most that many instances (BatchLimit). Zero means
+	// one request per call. It is at most MaxBatchLimit.
 	MaxBatch int
 	// Stderr receives the child's standard error as it is written. Nil
 	// means os.Stderr; use io.Discard to silence the child. The last
@@ -123,6 +129,9 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 	}
 	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.CloseTimeout < 0 || opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
+	}
+	if opts.MaxBatch > MaxBatchLimit {
+		return nil, fmt.Errorf("procmodel: MaxBatch %d: at most %d instances per call", opts.MaxBatch, MaxBatchLimit)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = opts.Timeout
