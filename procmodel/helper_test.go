@@ -52,6 +52,25 @@ var sumModel = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 	return nil
 })
 
+// windowModel is issue 22's model: the mean of features 0 to 4 (or all,
+// if fewer) over timesteps L/4 to L/2 − 1 (L/4 alone for L < 4), as cheap
+// per instance as a NumPy model.
+var windowModel = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	lo := x.L / 4
+	hi := max(lo, x.L/2-1)
+	nf := min(5, x.D)
+	for i := range dst {
+		var v float64
+		for j := range nf {
+			for _, s := range x.Window(i, j, lo, hi) {
+				v += s
+			}
+		}
+		dst[i] = v / float64(nf*(hi-lo+1))
+	}
+	return nil
+})
+
 // nanCounter predicts the number of missing values (NaN) of an instance,
 // and fails for an instance whose values are all missing.
 var nanCounter = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
@@ -157,6 +176,8 @@ func helperMain(mode string) {
 			putFloats(o[responseHeaderSize:], pred)
 			out.Write(o)
 		}
+	case "serve-window":
+		Serve(in, out, windowModel)
 	case "count-nan":
 		Serve(in, out, nanCounter)
 	case "hang":
