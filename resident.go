@@ -98,3 +98,35 @@ type BlockModel interface {
 	// for no limit.
 	BatchLimit() int
 }
+
+// WithBlocks returns wrapper, a Model that passes its calls to inner
+// (counting them, reporting progress, checking predictions), extended with
+// inner's resident path when inner is a BlockModel, so that wrapping a model
+// does not hide it: Hold and BatchLimit pass to inner, and PredictBlocks
+// calls inner's PredictBlocks, then after with the predictions and its
+// error, and returns after's result (after may be nil: the error is
+// returned as is). When inner is not a BlockModel, WithBlocks returns
+// wrapper.
+func WithBlocks(wrapper, inner Model, after func(dst []float64, err error) error) Model {
+	bm, ok := inner.(BlockModel)
+	if !ok {
+		return wrapper
+	}
+	return &blockWrapper{Model: wrapper, inner: bm, after: after}
+}
+
+type blockWrapper struct {
+	Model
+	inner BlockModel
+	after func(dst []float64, err error) error
+}
+
+func (w *blockWrapper) Hold(x *Tensor) error { return w.inner.Hold(x) }
+func (w *blockWrapper) BatchLimit() int      { return w.inner.BatchLimit() }
+func (w *blockWrapper) PredictBlocks(dst []float64, x *Tensor, blocks []Block) error {
+	err := w.inner.PredictBlocks(dst, x, blocks)
+	if w.after == nil {
+		return err
+	}
+	return w.after(dst, err)
+}
