@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/tempora-dev/tempora"
 )
@@ -199,6 +200,13 @@ type resident struct {
 	feats   []int
 	blocks  []tempora.Block
 	seen    []int // per feature: the block that last listed it, plus one
+	// dirty is the block the working copy holds perturbed (its Values
+	// unused; Features its own copy), valid when isDirty. A block of the
+	// same cells overwrites all of them, so the working copy is restored
+	// only before a block of other cells: the many draws of one test
+	// then cost one copy each instead of two.
+	dirty   tempora.Block
+	isDirty bool
 }
 
 // read reads a resident data frame whose header is h.
@@ -216,6 +224,7 @@ func (r *resident) read(br io.Reader, h []byte) error {
 	}
 	r.x = &tempora.Tensor{M: m, D: d, L: l, Data: data}
 	r.work = r.x.Clone()
+	r.isDirty = false
 	r.seen = make([]int, d)
 	return nil
 }
@@ -325,26 +334,40 @@ func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockR
 }
 
 // predict predicts each block with m, on the working copy with the block
-// applied, and restores the working copy after each.
+// applied (restoring a different block first).
 func (r *resident) predict(m tempora.Model, dst []float64, blocks []tempora.Block) error {
 	at := 0
 	for k := range blocks {
 		b := &blocks[k]
-		b.Apply(r.work)
-		err := m.Predict(dst[at:at+b.Rows()], r.work.Rows(b.Lo, b.Hi))
-		x, w := r.x, r.work
-		for i := b.Lo; i < b.Hi; i++ {
-			for _, j := range b.Features {
-				o := (i*x.D+j)*x.L + b.Start
-				copy(w.Data[o:o+b.End-b.Start+1], x.Data[o:])
-			}
+		if r.isDirty && !sameCells(&r.dirty, b) {
+			r.clean()
 		}
-		if err != nil {
+		b.Apply(r.work)
+		r.dirty = tempora.Block{Lo: b.Lo, Hi: b.Hi, Start: b.Start, End: b.End, Features: append(r.dirty.Features[:0], b.Features...)}
+		r.isDirty = true
+		if err := m.Predict(dst[at:at+b.Rows()], r.work.Rows(b.Lo, b.Hi)); err != nil {
 			return fmt.Errorf("block %d (rows [%d, %d)): %w", k, b.Lo, b.Hi, err)
 		}
 		at += b.Rows()
 	}
 	return nil
+}
+
+// clean restores the working copy's perturbed block.
+func (r *resident) clean() {
+	b, x, w := &r.dirty, r.x, r.work
+	for i := b.Lo; i < b.Hi; i++ {
+		for _, j := range b.Features {
+			o := (i*x.D+j)*x.L + b.Start
+			copy(w.Data[o:o+b.End-b.Start+1], x.Data[o:])
+		}
+	}
+	r.isDirty = false
+}
+
+// sameCells reports whether blocks a and b cover the same cells.
+func sameCells(a, b *tempora.Block) bool {
+	return a.Lo == b.Lo && a.Hi == b.Hi && a.Start == b.Start && a.End == b.End && slices.Equal(a.Features, b.Features)
 }
 
 // getShared reads little-endian float64 values from b into dst.

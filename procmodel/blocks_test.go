@@ -67,12 +67,20 @@ func TestBlocksRoundTrip(t *testing.T) {
 		if m.Version() != Version || m.BatchLimit() != maxBatch {
 			t.Errorf("version %d, batch limit %d; want %d and %d", m.Version(), m.BatchLimit(), Version, maxBatch)
 		}
-		for _, key := range []string{"a", "b", "a"} {
+		for _, key := range []string{"a", "b", "a", "repeat"} {
 			x := randomTensor(7, 4, 6, key)
 			if err := m.Hold(x); err != nil {
 				t.Fatal(err)
 			}
 			blocks := testBlocks(x, key)
+			if key == "repeat" {
+				// Blocks of the same cells in a row (the draws of one
+				// test), then others, then the same again.
+				b0, b1 := blocks[0], blocks[1]
+				b0b := b0
+				b0b.Values = append([]float64(nil), blocks[3].Values[:len(b0.Values)]...)
+				blocks = []tempora.Block{b0, b0b, b0, b1, b0b}
+			}
 			got := make([]float64, rowsOf(blocks))
 			if err := m.PredictBlocks(got, x, blocks); err != nil {
 				t.Fatal(err)

@@ -80,6 +80,20 @@ class BlocksTest(unittest.TestCase):
         self.assertEqual(len(got[4]), 0)
         self.assertTrue(np.array_equal(got[5], expected(_models.additive, x2, b2)))
 
+    def test_repeated_blocks(self):
+        # Draws of one test cover the same cells: the working copy is
+        # restored only before a block of other cells, never seen by predict.
+        x = _models.data(5, 6, 10, seed=6)
+        rng = np.random.default_rng(3)
+        same = [(0, 5, [1, 2], 4, 8, rng.normal(size=(5, 2, 5))) for _ in range(3)]
+        other = [(1, 4, [3], 0, 2, rng.normal(size=(3, 1, 3))), (0, 5, [1, 2], 4, 8, rng.normal(size=(5, 2, 5)))]
+        first, got = serve([resident(x), block_request(same), block_request(other), block_request(same[:1])],
+                           _models.additive)
+        self.assertIsNone(first)
+        self.assertTrue(np.array_equal(got[1], expected(_models.additive, x, same)))
+        self.assertTrue(np.array_equal(got[2], expected(_models.additive, x, other)))
+        self.assertTrue(np.array_equal(got[3], expected(_models.additive, x, same[:1])))
+
     def test_missing_values_reach_predict(self):
         x = _models.data(3, 6, 10, seed=5)
         x[1, 2, 3] = np.nan
