@@ -21,7 +21,12 @@ const (
 
 // blocksHeaderSize is the size of a block request header: magic, version,
 // K (blocks), R (rows), V (values), S (where the values are), offset (u64).
+// A resident data header has the same size: magic, version, M, D, L, S,
+// offset.
 const blocksHeaderSize = 32
+
+// residentHeaderSize is the size of a resident data header.
+const residentHeaderSize = 32
 
 // blockDescSize is the fixed part of a block descriptor: lo, hi, start, end,
 // F; the F feature indices follow.
@@ -209,8 +214,40 @@ type resident struct {
 	isDirty bool
 }
 
-// read reads a resident data frame whose header is h.
-func (r *resident) read(br io.Reader, h []byte) error {
+// writeResident writes a resident data frame for x to w: the values
+// inline, or, with offset ≥ 0, already in the shared buffer at that byte
+// offset.
+func writeResident(w io.Writer, buf []byte, x *tempora.Tensor, version uint32, offset int) ([]byte, error) {
+	var h [residentHeaderSize]byte
+	le := binary.LittleEndian
+	copy(h[:], residentMagic)
+	le.PutUint32(h[4:], version)
+	le.PutUint32(h[8:], uint32(x.M))
+	le.PutUint32(h[12:], uint32(x.D))
+	le.PutUint32(h[16:], uint32(x.L))
+	if offset >= 0 {
+		le.PutUint32(h[20:], valuesShared)
+		le.PutUint64(h[24:], uint64(offset))
+		_, err := w.Write(h[:])
+		return buf, err
+	}
+	if _, err := w.Write(h[:]); err != nil {
+		return buf, err
+	}
+	buf = grow(buf, 8*min(len(x.Data), chunkValues))
+	for lo := 0; lo < len(x.Data); lo += chunkValues {
+		v := x.Data[lo:min(lo+chunkValues, len(x.Data))]
+		putFloats(buf, v)
+		if _, err := w.Write(buf[:8*len(v)]); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// read reads a resident data frame whose header is h (residentHeaderSize
+// bytes), with its values from br or from shared.
+func (r *resident) read(br io.Reader, h []byte, shared []byte) error {
 	if v := binary.LittleEndian.Uint32(h[4:]); v < versionNaN {
 		return fmt.Errorf("procmodel: resident data frame with protocol version %d; resident data needs version %d", v, versionNaN)
 	}
@@ -218,9 +255,23 @@ func (r *resident) read(br io.Reader, h []byte) error {
 	if err != nil {
 		return err
 	}
+	where, offset := binary.LittleEndian.Uint32(h[20:]), binary.LittleEndian.Uint64(h[24:])
+	n := m * d * l
 	var data []float64
-	if data, r.raw, err = readValues(br, r.raw, nil, m*d*l); err != nil {
-		return fmt.Errorf("%w: reading the %d values of %d×%d×%d resident data: %w", errStream, m*d*l, m, d, l, truncatedText(err))
+	switch {
+	case where == valuesInline && offset != 0:
+		return fmt.Errorf("procmodel: resident data with inline values has offset %d, want 0", offset)
+	case where == valuesShared && (shared == nil || offset%8 != 0 || offset > uint64(len(shared)) || uint64(len(shared))-offset < 8*uint64(n)):
+		return fmt.Errorf("procmodel: resident data's %d values at offset %d do not fit the shared buffer (%d bytes)", n, offset, len(shared))
+	case where == valuesShared:
+		data = make([]float64, n)
+		getShared(data, shared[offset:])
+	case where == valuesInline:
+		if data, r.raw, err = readValues(br, r.raw, nil, n); err != nil {
+			return fmt.Errorf("%w: reading the %d values of %d×%d×%d resident data: %w", errStream, n, m, d, l, truncatedText(err))
+		}
+	default:
+		return fmt.Errorf("procmodel: resident data with unknown value source %d (want 0, inline, or 1, shared)", where)
 	}
 	r.x = &tempora.Tensor{M: m, D: d, L: l, Data: data}
 	r.work = r.x.Clone()

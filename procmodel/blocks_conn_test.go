@@ -36,7 +36,10 @@ func serveV2(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
 		}
 		switch string(hdr[:4]) {
 		case residentMagic:
-			if err := res.read(br, hdr[:requestHeaderSize]); err != nil {
+			if _, err := io.ReadFull(br, hdr[requestHeaderSize:residentHeaderSize]); err != nil {
+				return err
+			}
+			if err := res.read(br, hdr[:residentHeaderSize], shared); err != nil {
 				writeError(bw, err.Error())
 				return err
 			}

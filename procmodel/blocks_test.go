@@ -212,7 +212,7 @@ func f64s(v ...float64) []byte {
 // an allocation of the announced size.
 func TestServeHostileBlocks(t *testing.T) {
 	// Resident data of 2 instances, 2 features, 3 timesteps.
-	resident := hostileFrame(residentMagic, []uint32{2, 2, 2, 3}, f64s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12))
+	resident := hostileFrame(residentMagic, []uint32{2, 2, 2, 3, 0, 0, 0}, f64s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12))
 	blocks := func(k, rows, vals, where uint32, offset uint64, rest ...[]byte) []byte {
 		b := hostileFrame(blocksMagic, []uint32{2, k, rows, vals, where})
 		b = binary.LittleEndian.AppendUint64(b, offset)
@@ -227,11 +227,15 @@ func TestServeHostileBlocks(t *testing.T) {
 		want  string // in the error answer; "" for none (cut short)
 	}{
 		{"blocks before resident data", blocks(1, 1, 1, 0, 0, u32s(0, 1, 0, 0, 1, 0), f64s(1)), "before any resident data"},
-		{"resident data of version 1", hostileFrame(residentMagic, []uint32{1, 1, 1, 1}, f64s(1)), "needs version 2"},
-		{"resident data of version 3", hostileFrame(residentMagic, []uint32{3, 1, 1, 1}, f64s(1)), "protocol version 3"},
-		{"huge resident data", hostileFrame(residentMagic, []uint32{2, 1 << 20, 1 << 10, 1 << 10}), "more than"},
-		{"empty resident data", hostileFrame(residentMagic, []uint32{2, 0, 1, 1}), "at least 1"},
-		{"resident data cut short", hostileFrame(residentMagic, []uint32{2, 1 << 16, 1 << 10, 1}, f64s(1, 2)), ""},
+		{"resident data of version 1", hostileFrame(residentMagic, []uint32{1, 1, 1, 1, 0, 0, 0}, f64s(1)), "needs version 2"},
+		{"resident data of version 3", hostileFrame(residentMagic, []uint32{3, 1, 1, 1, 0, 0, 0}, f64s(1)), "protocol version 3"},
+		{"huge resident data", hostileFrame(residentMagic, []uint32{2, 1 << 20, 1 << 10, 1 << 10, 0, 0, 0}), "more than"},
+		{"empty resident data", hostileFrame(residentMagic, []uint32{2, 0, 1, 1, 0, 0, 0}), "at least 1"},
+		{"resident data in a missing buffer", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 1, 0, 0}), "do not fit the shared buffer (0 bytes)"},
+		{"resident data of unknown source", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 5, 0, 0}), "unknown value source 5"},
+		{"resident data inline with an offset", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 0, 8, 0}), "offset 8"},
+		{"resident data cut short", hostileFrame(residentMagic, []uint32{2, 1 << 16, 1 << 10, 1, 0, 0, 0}, f64s(1, 2)), ""},
+		{"resident header cut short", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 0}), ""},
 		{"block request of version 1", append(resident, hostileFrame(blocksMagic, []uint32{1, 1, 1, 1, 0, 0, 0})...), "protocol version 1"},
 		{"no blocks", append(resident, blocks(0, 1, 1, 0, 0)...), "0 blocks"},
 		{"too many blocks", append(resident, blocks(1<<30, 1<<30, 1<<30, 0, 0)...), "blocks, want 1 to"},

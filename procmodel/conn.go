@@ -276,9 +276,54 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	if len(blocks) == 0 {
 		return nil
 	}
+	if err := c.hold(x); err != nil {
+		return err
+	}
 	return splitBlocks(dst, blocks, c.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
 		return c.callBlocks(dst, x, blocks)
 	})
+}
+
+// hold sends x as resident data through the shared buffer, as a call of
+// its own, when the model does not hold it and it fits a request slot.
+// Otherwise (no buffer, or too large) callBlocks sends it inline, in front
+// of the block request, as it does when another caller's data took its
+// place in between.
+func (c *Conn) hold(x *tempora.Tensor) error {
+	c.wmu.Lock()
+	held := c.held == x
+	c.wmu.Unlock()
+	if held || 8*len(x.Data) > c.slotBytes() {
+		return nil
+	}
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	offset := slot * c.slotBytes()
+	putShared(c.shared[offset:], x.Data)
+	cl := &connCall{done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	if c.held == x {
+		c.wmu.Unlock()
+		return nil
+	}
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	var err error
+	if c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, offset); err != nil {
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving resident data of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
+	}
+	c.held = x
+	cl.sent = time.Now()
+	c.pending <- cl
+	c.wmu.Unlock()
+	return <-cl.done
 }
 
 // callBlocks sends one block request (and the resident data before it if
@@ -305,7 +350,7 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 	if c.held != x {
 		cl.hold = true
 		c.held = x
-		c.wbuf, err = writeTensor(c.conn, c.wbuf, residentMagic, x, c.version)
+		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
 	}
 	if err == nil {
 		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, c.version, shared, offset)

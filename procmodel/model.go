@@ -285,7 +285,7 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 	if m.held != x {
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to resident data of %d instances", x.M), func() error {
 			var err error
-			if m.wbuf, err = writeTensor(m.stdin, m.wbuf, residentMagic, x, m.version); err != nil {
+			if m.wbuf, err = writeResident(m.stdin, m.wbuf, x, m.version, -1); err != nil {
 				return fmt.Errorf("%w while receiving resident data of %d instances: %v", ErrExited, x.M, err)
 			}
 			m.rbuf, err = readAnswer(m.stdout, m.rbuf, nil, eofText)

@@ -268,7 +268,10 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 		}
 		switch string(hdr[:4]) {
 		case residentMagic:
-			if err := res.read(br, hdr[:requestHeaderSize]); err != nil {
+			if _, err := io.ReadFull(br, hdr[requestHeaderSize:residentHeaderSize]); err != nil {
+				return fmt.Errorf("procmodel: reading a resident data header: %w", truncatedText(err))
+			}
+			if err := res.read(br, hdr[:residentHeaderSize], nil); err != nil {
 				if errors.Is(err, errStream) {
 					return err
 				}

@@ -103,15 +103,20 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _read_growing(readinto: Callable[[memoryview], Optional[int]], nbytes: int) -> bytearray:
-    """Read nbytes, growing the buffer as they arrive, so that a corrupt
-    count costs no more memory than the input holds."""
-    buf = bytearray()
-    while len(buf) < nbytes:
-        k = min(_CHUNK, nbytes - len(buf))
-        part = bytearray(k)
-        if not _read_exactly(readinto, memoryview(part)):
-            raise ProtocolError("input ended in the middle of a frame (%d of %d value bytes)" % (len(buf), nbytes))
-        buf += part
+    """Read nbytes, growing the buffer (doubling from 16 MiB) as they
+    arrive, so that a corrupt count costs no more than about twice what the
+    input holds."""
+    buf = bytearray(min(nbytes, 1 << 24))
+    got = 0
+    while got < nbytes:
+        if got == len(buf):
+            buf.extend(bytes(min(len(buf), nbytes - len(buf))))
+        view = memoryview(buf)[got:]
+        k = readinto(view)
+        del view
+        if not k:
+            raise ProtocolError("input ended in the middle of a frame (%d of %d value bytes)" % (got, nbytes))
+        got += k
     return buf
 
 
@@ -131,13 +136,32 @@ class _Resident:
         # start, end), runs of _runs), or None when it equals the data.
         self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]]]] = None
 
-    def read(self, readinto: Callable[[memoryview], Optional[int]], version: int, m: int, d: int, l: int) -> None:
+    def read(self, readinto: Callable[[memoryview], Optional[int]], version: int, m: int, d: int, l: int,
+             shared: Optional[mmap.mmap]) -> None:
+        """Read the rest of a resident data frame (after magic, version, M,
+        D and L)."""
+        rest = bytearray(_BLOCKS_REST.size)
+        if not _read_exactly(readinto, memoryview(rest)):
+            raise ProtocolError("input ended after a resident data header")
+        where, offset = _BLOCKS_REST.unpack(rest)
+        n = m * d * l
         if version < 2 or version > VERSION:
             raise _Malformed("resident data frame with protocol version %d; resident data needs version 2" % version)
-        if m == 0 or d == 0 or l == 0 or m * d * l > MAX_VALUES:
+        if m == 0 or d == 0 or l == 0 or n > MAX_VALUES:
             raise _Malformed("resident data has unusable shape %dx%dx%d" % (m, d, l))
-        raw = _read_growing(readinto, 8 * m * d * l)
-        self.x = np.frombuffer(raw, dtype="<f8").astype(np.float64, copy=False).reshape(m, d, l)
+        if where == VALUES_INLINE and offset != 0:
+            raise _Malformed("resident data with inline values has offset %d, want 0" % offset)
+        if where == VALUES_SHARED and (shared is None or offset % 8 or offset + 8 * n > len(shared)):
+            raise _Malformed("resident data's %d values at offset %d do not fit the shared buffer (%d bytes)"
+                             % (n, offset, 0 if shared is None else len(shared)))
+        if where not in (VALUES_INLINE, VALUES_SHARED):
+            raise _Malformed("resident data with unknown value source %d (want 0, inline, or 1, shared)" % where)
+        if where == VALUES_SHARED:
+            assert shared is not None
+            x = np.frombuffer(shared, dtype="<f8", count=n, offset=offset).astype(np.float64)  # a copy
+        else:
+            x = np.frombuffer(_read_growing(readinto, 8 * n), dtype="<f8").astype(np.float64, copy=False)
+        self.x = x.reshape(m, d, l)
         self.work = self.x.copy()
         self.dirty = None
 
@@ -305,7 +329,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
         if magic in (RESIDENT_MAGIC, BLOCKS_MAGIC):
             try:
                 if magic == RESIDENT_MAGIC:
-                    resident.read(readinto, version, m, d, l)
+                    resident.read(readinto, version, m, d, l, shared)
                     frame = _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, 0)
                 else:
                     blocks = resident.read_blocks(readinto, version, m, d, l, shared)

@@ -15,9 +15,12 @@ import _models
 from test_protocol import answers, request
 
 
-def resident(x, version=2):
+def resident(x, version=2, shared=None, offset=0):
     m, d, l = x.shape
-    return struct.pack("<4sIIII", b"TMPD", version, m, d, l) + x.astype("<f8").tobytes()
+    if shared is not None:
+        shared[offset:offset + x.nbytes] = x.astype("<f8").tobytes()
+        return struct.pack("<4sIIIIIQ", b"TMPD", version, m, d, l, 1, offset)
+    return struct.pack("<4sIIIIIQ", b"TMPD", version, m, d, l, 0, 0) + x.astype("<f8").tobytes()
 
 
 def block_request(blocks, version=2, shared=None, offset=0, header=None):
@@ -69,7 +72,7 @@ class BlocksTest(unittest.TestCase):
         b1, b2 = random_blocks(x, 1), random_blocks(x2, 2)
         shared = mmap.mmap(-1, 1 << 16)
         frames = [resident(x), block_request(b1), request(b"TMPQ", x), block_request(b1, shared=shared, offset=8),
-                  resident(x2), block_request(b2)]
+                  resident(x2, shared=shared, offset=32768), block_request(b2)]
         first, got = serve(frames, _models.additive, shared)
         self.assertIsNone(first)
         self.assertEqual(len(got[0]), 0)  # the resident data's acknowledgement
@@ -134,7 +137,10 @@ class BlocksTest(unittest.TestCase):
         for frames, why in [
             ([block_request([ok])], "before any resident data"),
             ([resident(x, version=1)], "needs version 2"),
-            ([struct.pack("<4sIIII", b"TMPD", 2, 1 << 20, 1 << 10, 1 << 10)], "unusable shape"),
+            ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1 << 20, 1 << 10, 1 << 10, 0, 0)], "unusable shape"),
+            ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 1, 0)], "do not fit the shared buffer"),
+            ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 4, 0)], "unknown value source 4"),
+            ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 0, 8)], "offset 8"),
             (head + [block_request([ok], version=1)], "protocol version 1"),
             (head + [raw(0, 1, 1)], "0 blocks"),
             (head + [raw(1 << 30, 1 << 30, 1 << 30)], "blocks, want 1 to"),
