@@ -14,8 +14,9 @@
 //	                                    in row-major order: (i, j, t) at (i·D+j)·L+t
 //	answer   (child)                    "TMPR" 0 M, then M predictions, or
 //	                                    "TMPR" 1 n, then an n-byte UTF-8 error message
-//	resident (parent, version 2)        "TMPD" 2 M D L, then M·D·L values; answered
-//	                                    with "TMPR" 0 0
+//	resident (parent, version 2)        "TMPD" 2 M D L S offset, then M·D·L values
+//	                                    (S = 0) or none (S = 1: shared buffer);
+//	                                    answered with "TMPR" 0 0
 //	blocks   (parent, version 2)        "TMPP" 2 K R V S offset, K block descriptors
 //	                                    (lo hi start end F, then F features), then
 //	                                    V values (S = 0) or none (S = 1: shared buffer);
