@@ -126,15 +126,18 @@ _Block = Tuple[int, int, List[int], int, int, "npt.NDArray[np.float64]"]
 
 
 class _Resident:
-    """The model side's resident data (version 2): the data of the last
-    resident data frame and a working copy to which blocks are applied."""
+    """The model side's resident data (version 2): a working copy of the
+    data of the last resident data frame, to which blocks are applied (the
+    original values of the block it holds perturbed are kept aside)."""
 
     def __init__(self) -> None:
         self.x: Optional["npt.NDArray[np.float64]"] = None
         self.work: Optional["npt.NDArray[np.float64]"] = None
         # The block the working copy holds perturbed: ((lo, hi, features,
-        # start, end), runs of _runs), or None when it equals the data.
-        self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]]]] = None
+        # start, end), runs of _runs, the original values of each run), or
+        # None when it equals the data.
+        self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]],
+                                   List["npt.NDArray[np.float64]"]]] = None
 
     def read(self, readinto: Callable[[memoryview], Optional[int]], version: int, m: int, d: int, l: int,
              shared: Optional[mmap.mmap]) -> None:
@@ -161,8 +164,10 @@ class _Resident:
             x = np.frombuffer(shared, dtype="<f8", count=n, offset=offset).astype(np.float64)  # a copy
         else:
             x = np.frombuffer(_read_growing(readinto, 8 * n), dtype="<f8").astype(np.float64, copy=False)
-        self.x = x.reshape(m, d, l)
-        self.work = self.x.copy()
+        # One copy of the data: the working copy, whose perturbed block is
+        # restored from a saved copy of that block's original values.
+        self.work = x.reshape(m, d, l)
+        self.x = self.work
         self.dirty = None
 
     def read_blocks(self, readinto: Callable[[memoryview], Optional[int]], version: int, k: int, rows: int, vals: int,
@@ -250,8 +255,8 @@ class _Resident:
         return self._predict(predict, blocks)
 
     def _predict(self, predict: Predict, blocks: List[_Block]) -> bytes:
-        x, work = self.x, self.work
-        assert x is not None and work is not None
+        work = self.work
+        assert work is not None
         parts = []
         for lo, hi, feats, start, end, vals in blocks:
             key = (lo, hi, tuple(feats), start, end)
@@ -262,7 +267,8 @@ class _Resident:
             # block of other cells comes (a block of the same cells
             # overwrites all of them): restoring only then halves the copies
             # of the many draws of one test.
-            self.dirty = (key, runs)
+            if self.dirty is None:
+                self.dirty = (key, runs, [work[lo:hi, j0:j1, start:end + 1].copy() for _, j0, j1 in runs])
             for f0, j0, j1 in runs:
                 work[lo:hi, j0:j1, start:end + 1] = vals[:, f0:f0 + j1 - j0]
             batch = work[lo:hi]
@@ -274,10 +280,10 @@ class _Resident:
     def clean(self) -> None:
         """Restore the working copy's perturbed block, if any."""
         if self.dirty is not None:
-            assert self.x is not None and self.work is not None
-            (lo, hi, _, start, end), runs = self.dirty
-            for _, j0, j1 in runs:
-                self.work[lo:hi, j0:j1, start:end + 1] = self.x[lo:hi, j0:j1, start:end + 1]
+            assert self.work is not None
+            (lo, hi, _, start, end), runs, saved = self.dirty
+            for (_, j0, j1), orig in zip(runs, saved):
+                self.work[lo:hi, j0:j1, start:end + 1] = orig
             self.dirty = None
 
 
