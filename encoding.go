@@ -14,11 +14,13 @@ import (
 // The JSON form of an Explanation is the interchange format of tempora's
 // command line and of saved results. p-values that were not computed (NaN)
 // are written as null; a missing window is null; cells are a list of D rows
-// of L scores.
+// of L scores. "alignment" is written only for end-aligned data ("end");
+// its absence means "start".
 
 type jsonExplanation struct {
 	Method     string         `json:"method"`
 	Test       string         `json:"test,omitempty"`
+	Alignment  Alignment      `json:"alignment,omitempty"`
 	D          int            `json:"num_features"`
 	L          int            `json:"num_timesteps"`
 	Features   []jsonFeature  `json:"features"`
@@ -151,7 +153,7 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("tempora: explanation has %d cells for %d×%d", len(e.Cells), e.D, e.L)
 	}
 	j := jsonExplanation{
-		Method: e.Method, Test: e.Test, D: e.D, L: e.L, Cells: make([][]float64, e.D), Warnings: e.Warnings,
+		Method: e.Method, Test: e.Test, Alignment: e.Alignment, D: e.D, L: e.L, Cells: make([][]float64, e.D), Warnings: e.Warnings,
 		Accounting: jsonAccounting{
 			ModelCalls: e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
 			WindowProbes: e.Accounting.WindowProbes, RuntimeSeconds: e.Accounting.Runtime.Seconds(),
@@ -192,7 +194,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	if len(j.Cells) != j.D {
 		return fmt.Errorf("tempora: explanation has %d cell rows for %d features", len(j.Cells), j.D)
 	}
-	*e = Explanation{Method: j.Method, Test: j.Test, D: j.D, L: j.L, Cells: make([]float64, 0, j.D*j.L), Warnings: j.Warnings}
+	*e = Explanation{Method: j.Method, Test: j.Test, Alignment: j.Alignment, D: j.D, L: j.L, Cells: make([]float64, 0, j.D*j.L), Warnings: j.Warnings}
 	for r, row := range j.Cells {
 		if len(row) != j.L {
 			return fmt.Errorf("tempora: explanation cell row %d has %d values for %d timesteps", r, len(row), j.L)

@@ -47,6 +47,9 @@ type Explanation struct {
 	// default marginal one: "conditional" for TIME's conditional tests
 	// (explain.TIME.Conditional); empty otherwise.
 	Test string
+	// Alignment is the explained dataset's alignment: the timesteps of the
+	// cells and windows are in this aligned time (see Observation).
+	Alignment Alignment
 	// D and L are the number of features and timesteps explained.
 	D, L int
 	// Cells holds D*L scores in row-major order: Cells[j*L+t] is the score of
@@ -230,7 +233,7 @@ func NewFeatureResult(j int, name string) FeatureResult {
 // and one untested FeatureResult per feature.
 func NewExplanation(method string, data *Dataset) *Explanation {
 	d, l := data.X.D, data.X.L
-	e := &Explanation{Method: method, D: d, L: l, Cells: make([]float64, d*l), Features: make([]FeatureResult, d)}
+	e := &Explanation{Method: method, Alignment: data.Alignment, D: d, L: l, Cells: make([]float64, d*l), Features: make([]FeatureResult, d)}
 	for j := range e.Features {
 		e.Features[j] = NewFeatureResult(j, data.Name(j))
 	}

@@ -86,6 +86,10 @@ type Dataset struct {
 	// FeatureNames, if non-nil, has one name per feature; nil means "0",
 	// "1", ….
 	FeatureNames []string
+	// Alignment says which end of the time axis sequences of different
+	// lengths share (see Observation); the zero value is AlignStart. It
+	// matters only for data with missing values (NaN).
+	Alignment Alignment
 }
 
 // Name returns the name of feature j.
@@ -96,10 +100,12 @@ func (d *Dataset) Name(j int) string {
 	return fmt.Sprint(j)
 }
 
-// Validate checks the data tensor (shape, finite values), the targets
-// (one per instance, finite, 0/1 for classification), the task and the
-// feature names (one per feature, distinct, non-empty). minInstances is the
-// smallest M the caller can work with.
+// Validate checks a dataset with complete data: the data tensor (shape,
+// finite values: a NaN is a missing value, which the caller does not
+// accept), the targets (one per instance, finite, 0/1 for
+// classification), the task and the feature names (one per feature,
+// distinct, non-empty). minInstances is the smallest M the caller can work
+// with. Callers that accept missing values use Observe instead.
 func (d *Dataset) Validate(minInstances int) error {
 	if d == nil {
 		return fmt.Errorf("tempora: nil dataset")
@@ -107,6 +113,42 @@ func (d *Dataset) Validate(minInstances int) error {
 	if err := d.X.Validate(); err != nil {
 		return err
 	}
+	return d.validateRest(minInstances)
+}
+
+// Observe checks a dataset that may have missing values (NaN) as Validate
+// checks a complete one, and returns where its data is observed. It
+// returns an error for ±Inf, an invalid alignment, an instance with no
+// observed value and a feature that is never observed, naming the
+// instance or feature.
+func (d *Dataset) Observe(minInstances int) (*Observation, error) {
+	if d == nil {
+		return nil, fmt.Errorf("tempora: nil dataset")
+	}
+	x := d.X
+	if x == nil {
+		return nil, fmt.Errorf("tempora: nil data tensor")
+	}
+	if err := x.validateShape(); err != nil {
+		return nil, err
+	}
+	if err := d.validateRest(minInstances); err != nil {
+		return nil, err
+	}
+	return observe(x, d.Alignment, d.describeFeature)
+}
+
+// describeFeature names feature j in messages: its index, and its name
+// when the dataset has names.
+func (d *Dataset) describeFeature(j int) string {
+	if d.FeatureNames != nil && j < len(d.FeatureNames) {
+		return fmt.Sprintf("%d (%q)", j, d.FeatureNames[j])
+	}
+	return fmt.Sprint(j)
+}
+
+// validateRest checks everything but the data values.
+func (d *Dataset) validateRest(minInstances int) error {
 	if d.X.M < minInstances {
 		return fmt.Errorf("tempora: %d instances, need at least %d", d.X.M, minInstances)
 	}
@@ -115,6 +157,9 @@ func (d *Dataset) Validate(minInstances int) error {
 	}
 	if d.Task != Regression && d.Task != Classification {
 		return fmt.Errorf("tempora: invalid task %d", int(d.Task))
+	}
+	if d.Alignment != AlignStart && d.Alignment != AlignEnd {
+		return fmt.Errorf("tempora: invalid alignment %d", int(d.Alignment))
 	}
 	for i, y := range d.Y {
 		if math.IsNaN(y) || math.IsInf(y, 0) {

@@ -88,6 +88,24 @@ func (x *Tensor) SameShape(y *Tensor) bool { return x.M == y.M && x.D == y.D && 
 // and that every value is finite. The error names the first offending
 // element.
 func (x *Tensor) Validate() error {
+	if err := x.validateShape(); err != nil {
+		return err
+	}
+	for k, v := range x.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			i, r := k/(x.D*x.L), k%(x.D*x.L)
+			if math.IsNaN(v) {
+				return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, r/x.L, r%x.L)
+			}
+			return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
+		}
+	}
+	return nil
+}
+
+// validateShape checks that the shape is positive and consistent with the
+// storage.
+func (x *Tensor) validateShape() error {
 	if x == nil {
 		return fmt.Errorf("tempora: nil data tensor")
 	}
@@ -96,12 +114,6 @@ func (x *Tensor) Validate() error {
 	}
 	if len(x.Data) != x.M*x.D*x.L {
 		return fmt.Errorf("tempora: data tensor holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
-	}
-	for k, v := range x.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			i, r := k/(x.D*x.L), k%(x.D*x.L)
-			return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
-		}
 	}
 	return nil
 }

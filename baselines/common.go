@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tempora-dev/tempora"
@@ -17,20 +18,59 @@ func checkWorkers(name string, w int) error {
 
 // countingModel is a method.Meter (call and instance counts, predictions
 // checked with tempora.CheckPredictions) whose errors read as the model's:
-// "baselines: model: …".
+// "baselines: model: …". On data with missing values (missing set) they
+// add that the model received them as NaN, unimputed.
 type countingModel struct {
 	method.Meter
+	missing bool
 }
 
-func newCountingModel(m tempora.Model, task tempora.Task) *countingModel {
-	return &countingModel{method.Meter{Model: m, Task: task}}
+// newCountingModel returns the counting model of m for data; data's
+// missing values, if any, are named in the model's errors.
+func newCountingModel(m tempora.Model, data *tempora.Dataset) *countingModel {
+	return &countingModel{Meter: method.Meter{Model: m, Task: data.Task}, missing: hasMissing(data.X)}
 }
+
+// hasMissing reports whether x holds a NaN.
+func hasMissing(x *tempora.Tensor) bool {
+	for _, v := range x.Data {
+		if tempora.Missing(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// neverImputes is what the errors of a model given data with missing
+// values add.
+const neverImputes = "the data has missing values, which the model receives as NaN: tempora never imputes them"
 
 func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
-	if err := c.Meter.Predict(dst, x); err != nil {
-		return fmt.Errorf("baselines: model: %w", err)
+	return c.predictRows(dst, x, nil)
+}
+
+// predictRows is Predict for a call whose rows are not the data's
+// instances: row(r) says what row r of the call is (for example "instance
+// 7 with feature 2's window [3, 4] occluded"), so that a bad prediction
+// names the data instance it was made from. A nil row means the rows are
+// the data's instances.
+func (c *countingModel) predictRows(dst []float64, x *tempora.Tensor, row func(r int) string) error {
+	err := c.Meter.Predict(dst, x)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if row != nil {
+		for r := range dst {
+			if tempora.CheckPredictions(c.Task, dst[r:r+1]) != nil {
+				err = fmt.Errorf("%w (row %d of the call is %s)", err, r, row(r))
+				break
+			}
+		}
+	}
+	if c.missing {
+		return fmt.Errorf("baselines: model: %w; %s", err, neverImputes)
+	}
+	return fmt.Errorf("baselines: model: %w", err)
 }
 
 // account fills the model-call fields of a.
@@ -43,3 +83,19 @@ func (c *countingModel) account(a *tempora.Accounting) {
 // rule (method.FeatureScores: the mean |cell| over the non-zero cells) and
 // marks it tested.
 func summarise(e *tempora.Explanation) { method.FeatureScores(e) }
+
+// requireComplete is method.RequireComplete for a baseline: nil for valid
+// complete data, "baselines: <name>: …" for invalid data, and the uniform
+// refusal of data with missing values, "baselines: <name> needs complete
+// data, …", with why the method cannot take them.
+func requireComplete(name string, data *tempora.Dataset, minInstances int, why string) error {
+	err := method.RequireComplete(name, data, minInstances, why)
+	var inc *method.IncompleteError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &inc):
+		return fmt.Errorf("baselines: %w", err)
+	}
+	return fmt.Errorf("baselines: %s: %w", name, err)
+}

@@ -56,6 +56,20 @@
 // cell's global score is the mean |attribution| over the explained
 // instances. Both also return per-instance attributions (Attribute).
 //
+// # Missing values
+//
+// Data may have missing values (NaN; sequences of different lengths are
+// the case of cells missing at the end or start, tempora.Observation).
+// No method imputes one: the model receives missing cells and padding as
+// NaN. LIME refuses such data (method.RequireComplete's message: its
+// surrogate needs every cell); SAGE's held-out cells take the background
+// row's cell with its missingness, the observed mean or zero, and a row's
+// padding stays its own; PERM's cell tests permute as TIME's do; OCC
+// occludes only observed cells; TimeSHAP's players are each instance's
+// observed cells, its recent timesteps the last of its own sequence. A
+// cell that is padding in every instance scores 0. docs/decisions.md,
+// decision 22, gives the reasons.
+//
 // # Determinism and speed
 //
 // All randomness comes from streams derived from the config's Seed and a key
@@ -64,8 +78,13 @@
 // explanations are bitwise identical for any number of workers. Model calls
 // are batched: LIME predicts all samples of an instance in one call, SAGE
 // evaluates a coalition step for a work unit of rows (with every background
-// copy) in one call and changes only the added column between steps, and
-// PERM rewrites only the permuted cell of a per-worker copy of the data.
+// copy) in one call and changes only the added column between steps,
+// PERM rewrites only the permuted cell of a per-worker copy of the data,
+// OCC packs several (feature, window) units of small data into one call
+// and predicts data too large for a copy per worker in chunks of
+// instances (the working-copy budget of internal/memlimit, as TIME's),
+// and TimeSHAP predicts each instance's coalitions in one call from
+// buffers it reuses.
 //
 // # References
 //

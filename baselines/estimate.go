@@ -4,13 +4,14 @@ import (
 	"math"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/method"
 )
 
 // The cost estimates of the baselines (method.Estimator): instance
 // evaluations from the data's shape and the configuration, without a model
-// call. Each returns 0 (no estimate) for a configuration Explain rejects.
+// call. Each checks the configuration and the data with its method's own
+// validation (resolve or setup), so it returns 0 (no estimate) exactly for
+// what the method rejects before calling the model.
 
 var (
 	_ method.Estimator = LIME{}
@@ -36,85 +37,54 @@ func evalCount(factors ...float64) int64 {
 // EstimateEvals implements method.Estimator: exactly Samples rows for each
 // explained instance (one model call per instance).
 func (c LIME) EstimateEvals(data *tempora.Dataset) (int64, bool) {
-	x := data.X
-	samples, n := c.Samples, x.M
-	if samples == 0 {
-		samples = DefaultLIMESamples
-	}
-	if c.Instances > 0 && c.Instances <= x.M {
-		n = c.Instances
-	}
-	if samples < 2 || c.Instances < 0 || c.Instances > x.M {
+	s, err := c.resolve(data)
+	if err != nil {
 		return 0, false
 	}
-	return evalCount(float64(n), float64(samples)), true
+	return evalCount(float64(s.n), float64(s.samples)), true
 }
 
 // EstimateEvals implements method.Estimator: exactly the M instances once
-// unoccluded and once per (feature, occlusion window).
+// unoccluded and once per (feature, occlusion window), however the calls
+// pack or chunk them.
 func (c Occlusion) EstimateEvals(data *tempora.Dataset) (int64, bool) {
-	x := data.X
-	w, s := c.Width, c.Stride
-	if w == 0 {
-		w = DefaultOcclusionWidth
-	}
-	if s == 0 {
-		s = DefaultOcclusionStride
-	}
-	if w < 0 || w > x.L || s < 0 || s > w {
+	u, err := c.resolve(data)
+	if err != nil {
 		return 0, false
 	}
-	return evalCount(float64(x.M), float64(1+x.D*len(occlusionWindows(x.L, w, s)))), true
+	x := data.X
+	return evalCount(float64(x.M), float64(1+x.D*len(u.wins))), true
 }
 
 // EstimateEvals implements method.Estimator: an upper bound, for each
-// explained instance, of its pruning rows (2L) and its coalitions (the
-// automatic or given number for the largest possible number of players,
-// plus the instance and the baseline).
+// explained instance, of its pruning rows (2L, none with Recent set) and
+// its coalitions (the automatic or given number for the most players an
+// instance can have), plus the instance and the baseline.
 func (c TimeSHAP) EstimateEvals(data *tempora.Dataset) (int64, bool) {
-	x := data.X
-	n := c.Instances
-	switch {
-	case n < 0 || n > x.M || c.Samples < 0 || c.Recent < 0 || c.Recent > x.L:
-		return 0, false
-	case n == 0:
-		n = min(DefaultTimeSHAPInstances, x.M)
-	}
-	k := x.L
-	if c.Recent > 0 {
-		k = c.Recent
-	}
-	var players int
-	switch c.Level {
-	case CellLevel:
-		players = x.D*k + 1
-	case EventLevel:
-		players = k + 1
-	case FeatureLevel:
-		players = x.D + 1
-	default:
+	s, err := c.setup(data)
+	if err != nil {
 		return 0, false
 	}
-	perInstance := 2*x.L + kernelSamples(players, c.Samples) + 2
-	return evalCount(float64(n), float64(perInstance)), false
+	prune := 0
+	if s.recent == 0 && s.l > 1 {
+		prune = 2 * s.l
+	}
+	perInstance := prune + kernelSamples(s.maxPlayer, s.samples) + 2
+	return evalCount(float64(s.n), float64(perInstance)), false
 }
 
 // EstimateEvals implements method.Estimator: an upper bound, the baseline
-// pass and every cell's test run to its cap (the draws of a fixed test;
-// sequential tests of unimportant cells stop after a few draws).
+// pass and every cell's test run to its cap (the draws of a fixed test,
+// which it makes unless the instances have fewer orderings; sequential
+// tests of unimportant cells stop after a few draws).
 func (c PERM) EstimateEvals(data *tempora.Dataset) (int64, bool) {
-	x := data.X
-	perms, alpha := c.Permutations, c.Alpha
-	if alpha == 0 {
-		alpha = DefaultPERMAlpha
-	}
-	switch {
-	case perms < 0 || !(alpha > 0 && alpha <= 1):
+	if _, err := data.Observe(2); err != nil {
 		return 0, false
-	case perms == 0 && c.Fixed:
-		perms = DefaultPERMPermutations
-	case perms == 0:
-		perms = explain.MinPermutations(x.D*x.L, alpha)
 	}
+	perms, _, err := c.resolve(data.X)
+	if err != nil {
+		return 0, false
+	}
+	x := data.X
 	return evalCount(float64(x.M), 1+float64(x.D)*float64(x.L)*float64(perms)), false
 }

@@ -49,6 +49,12 @@ const limeGramBlock = 64
 // gives one local weight per cell. The global score of a cell is the mean of
 // |weight| over the explained instances, or √(Σ|weight|) with SPLIME.
 //
+// LIME needs complete data: on data with missing values (NaN, including
+// sequences of different lengths) Explain returns method.RequireComplete's
+// error before any model call. Its surrogate regresses on every cell,
+// standardised by the cell's mean and SD, so a missing cell would have to
+// be imputed, which tempora never does (docs/decisions.md, decision 22).
+//
 // The unrolled column j·L+t is feature j at timestep t, as in
 // tempora.Tensor.Instance. Instances are explained in parallel, each with
 // its own random stream derived from (Seed, "lime", instance), so the result
@@ -102,9 +108,52 @@ type limeSetup struct {
 	mu, sigma     []float64
 }
 
+// limeNeedsComplete is why LIME refuses data with missing values
+// (method.RequireComplete).
+const limeNeedsComplete = "LIME's surrogate is a linear regression on every one of the D·L cells, standardised by each cell's mean and SD, and its samples are drawn around those means, so a missing cell would have to be imputed"
+
+// setup resolves the configuration against data and computes the column
+// moments.
 func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
-	if err := data.Validate(1); err != nil {
-		return nil, fmt.Errorf("baselines: LIME: %w", err)
+	s, err := c.resolve(data)
+	if err != nil {
+		return nil, err
+	}
+	x := data.X
+	// Population mean and SD per unrolled column, as scikit-learn's
+	// StandardScaler computes them for lime.
+	s.mu = make([]float64, s.p)
+	s.sigma = make([]float64, s.p)
+	for i := range x.M {
+		for c, v := range x.Instance(i) {
+			s.mu[c] += v
+		}
+	}
+	for c := range s.mu {
+		s.mu[c] /= float64(x.M)
+	}
+	for i := range x.M {
+		for c, v := range x.Instance(i) {
+			d := v - s.mu[c]
+			s.sigma[c] += d * d
+		}
+	}
+	for c := range s.sigma {
+		s.sigma[c] = math.Sqrt(s.sigma[c] / float64(x.M))
+		if s.sigma[c] == 0 {
+			s.sigma[c] = 1
+		}
+	}
+	return s, nil
+}
+
+// resolve checks the configuration and the data (complete, at least one
+// instance) and resolves the defaults, without reading the data's values
+// beyond the check: Explain and EstimateEvals share it, so each check has
+// one owner.
+func (c LIME) resolve(data *tempora.Dataset) (*limeSetup, error) {
+	if err := requireComplete("LIME", data, 1, limeNeedsComplete); err != nil {
+		return nil, err
 	}
 	if err := checkWorkers("LIME", c.Workers); err != nil {
 		return nil, err
@@ -139,30 +188,6 @@ func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
 	}
 	if err := c.checkMemory(s); err != nil {
 		return nil, err
-	}
-	// Population mean and SD per unrolled column, as scikit-learn's
-	// StandardScaler computes them for lime.
-	s.mu = make([]float64, s.p)
-	s.sigma = make([]float64, s.p)
-	for i := range x.M {
-		for c, v := range x.Instance(i) {
-			s.mu[c] += v
-		}
-	}
-	for c := range s.mu {
-		s.mu[c] /= float64(x.M)
-	}
-	for i := range x.M {
-		for c, v := range x.Instance(i) {
-			d := v - s.mu[c]
-			s.sigma[c] += d * d
-		}
-	}
-	for c := range s.sigma {
-		s.sigma[c] = math.Sqrt(s.sigma[c] / float64(x.M))
-		if s.sigma[c] == 0 {
-			s.sigma[c] = 1
-		}
 	}
 	return s, nil
 }
@@ -238,7 +263,7 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 	if m == nil {
 		return nil, nil, fmt.Errorf("baselines: LIME: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	weights := make([]float64, s.n*s.p)
 	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)

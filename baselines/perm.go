@@ -45,6 +45,11 @@ const (
 // at P = 50, which is why the paper's PERM-f has little power on wide
 // tables; PERM-f's explanation then carries a warning.
 //
+// PERM takes data with missing values exactly when and as TIME's engine
+// does (docs/decisions.md, decisions 19 and 22): a cell's permutation
+// follows TIME's length rule, and a padding cell, which no permutation
+// moves, scores 0.
+//
 // Explain returns the scores only; Analyze returns a PermResult with the
 // per-cell p-values, BH-adjusted p-values and rejections, from which both
 // PERM and PERM-f explanations can be built without a second run.
@@ -117,21 +122,12 @@ func (c PERM) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 // cells.
 func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*PermResult, error) {
 	start := time.Now()
-	perms, alpha := c.Permutations, c.Alpha
-	if perms < 0 {
-		return nil, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for the default)", perms)
-	}
-	switch {
-	case alpha == 0:
-		alpha = DefaultPERMAlpha
-	case !(alpha > 0 && alpha <= 1):
-		return nil, fmt.Errorf("baselines: PERM Alpha is %v, want a level in (0, 1] (or 0 for %v)", alpha, DefaultPERMAlpha)
-	}
-	if err := checkWorkers("PERM", c.Workers); err != nil {
-		return nil, err
-	}
 	if data == nil {
 		return nil, fmt.Errorf("baselines: PERM: nil dataset")
+	}
+	perms, alpha, err := c.resolve(data.X)
+	if err != nil {
+		return nil, err
 	}
 	// NewEngine validates the data (at least 2 instances) and the model.
 	eng, err := explain.NewEngine(m, data, c.Loss, c.Seed, c.Workers)
@@ -139,13 +135,6 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
 	d, l := data.X.D, data.X.L
-	switch {
-	case perms > 0:
-	case c.Fixed:
-		perms = DefaultPERMPermutations
-	default:
-		perms = explain.MinPermutations(d*l, alpha)
-	}
 	var stop explain.Stop
 	if !c.Fixed {
 		stop = explain.SequentialStop(alpha, perms)
@@ -192,6 +181,35 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 	r.Accounting.Runtime = time.Since(start)
 	r.Accounting.Draws = []tempora.DrawCount{count}
 	return r, nil
+}
+
+// resolve checks the configuration and resolves its defaults for data of
+// x's shape: the permutations per cell (the cap of a sequential test, the
+// draws of a fixed one) and the BH level. Analyze and EstimateEvals share
+// it, so each check has one owner; the data itself is checked by TIME's
+// engine (explain.NewEngine).
+func (c PERM) resolve(x *tempora.Tensor) (perms int, alpha float64, err error) {
+	perms, alpha = c.Permutations, c.Alpha
+	if perms < 0 {
+		return 0, 0, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for the default)", perms)
+	}
+	switch {
+	case alpha == 0:
+		alpha = DefaultPERMAlpha
+	case !(alpha > 0 && alpha <= 1):
+		return 0, 0, fmt.Errorf("baselines: PERM Alpha is %v, want a level in (0, 1] (or 0 for %v)", alpha, DefaultPERMAlpha)
+	}
+	if err := checkWorkers("PERM", c.Workers); err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case perms > 0:
+	case c.Fixed:
+		perms = DefaultPERMPermutations
+	case x != nil:
+		perms = explain.MinPermutations(x.D*x.L, alpha)
+	}
+	return perms, alpha, nil
 }
 
 // Explanation builds the PERM explanation (filter false: every cell's

@@ -92,6 +92,14 @@ func (k Imputer) String() string {
 //
 //	max standard error / max(max value − min value, 1e−12) < Threshold.
 //
+// On data with missing values (NaN; docs/decisions.md, decision 22) a
+// held-out cell of row i inside i's sequence takes the imputer's value:
+// the background row's cell with its missingness (a NaN stays NaN), the
+// mean of the cell's observed values, or zero. Row i's padding (its cells
+// outside its sequence, tempora.Observation.Support) is its own in every
+// coalition, so a padding cell's sample is 0. The model sees every
+// missing cell of a coalition as NaN; nothing is imputed.
+//
 // The random stream of row r of batch b is derived from (Seed, "sage", b, r),
 // every row's walk is evaluated independently, and the statistics are
 // updated in row order, so the result does not depend on Workers. Rows are
@@ -198,10 +206,16 @@ type sageSetup struct {
 	loss      tempora.Loss
 	fill      []float64 // background rows (bg·p values), or the one default row
 	unitRows  int
+	// support is each instance's span of timesteps (tempora.Observation);
+	// the cells outside it are padding, which stays with the instance. full
+	// reports that every sequence has all L timesteps.
+	support []tempora.Window
+	full    bool
 }
 
 func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
-	if err := data.Validate(1); err != nil {
+	obs, err := data.Observe(1)
+	if err != nil {
 		return nil, fmt.Errorf("baselines: SAGE: %w", err)
 	}
 	if err := checkWorkers("SAGE", s.Workers); err != nil {
@@ -209,7 +223,7 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 	}
 	x := data.X
 	p := x.D * x.L
-	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1}
+	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1, support: obs.Support, full: !obs.VariableLength()}
 	switch {
 	case s.BatchSize == 0:
 		u.batch = DefaultSAGEBatch
@@ -245,14 +259,10 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 		}
 		u.fill = x.Data[:u.bg*p]
 	case Mean:
-		u.fill = make([]float64, p)
-		for i := range x.M {
-			for c, v := range x.Instance(i) {
-				u.fill[c] += v
-			}
-		}
-		for c := range u.fill {
-			u.fill[c] /= float64(x.M)
+		// The column means over the observed values (NaN for a column no
+		// instance observes), as Baseline.values computes them.
+		if u.fill, err = MeanBaseline.values(x); err != nil {
+			return nil, err
 		}
 	case Zero:
 		u.fill = make([]float64, p)
@@ -292,7 +302,7 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	if m == nil {
 		return nil, fmt.Errorf("baselines: SAGE: nil model")
 	}
-	cm := newCountingModel(m, data.Task)
+	cm := newCountingModel(m, data)
 	x := data.X
 	p := x.D * x.L
 	workers := method.Workers(s.Workers)
@@ -400,7 +410,7 @@ func newSageWork(u *sageSetup, d, l int) *sageWork {
 // walk evaluates the coalition walks of one work unit: rows[r] is the data
 // row of the unit's r-th permutation perms[r·p:(r+1)·p]. It writes the
 // per-column samples into scores (len(rows)·p values).
-func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *tempora.Dataset, rows, perms []int) error {
+func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *tempora.Dataset, rows, perms []int) error {
 	p := data.X.D * data.X.L
 	n, bg := len(rows), u.bg
 	x := b.x.Rows(0, n*bg)
@@ -408,12 +418,28 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *t
 	y, loss, prev := b.y[:n], b.loss[:n], b.prev[:n]
 	// The empty coalition: every copy holds its background (or default)
 	// row.
+	l := data.X.L
 	for r, i := range rows {
 		y[r] = data.Y[i]
 		copy(x.Data[r*bg*p:(r+1)*bg*p], u.fill)
+		// The row's padding is its own in every coalition.
+		if sup := u.support[i]; sup.Len() < l {
+			src := data.X.Instance(i)
+			for g := range bg {
+				dst := x.Data[(r*bg+g)*p : (r*bg+g+1)*p]
+				for c := range p {
+					if t := c % l; !sup.Contains(t) {
+						dst[c] = src[c]
+					}
+				}
+			}
+		}
 	}
 	eval := func(dst []float64) error {
-		if err := m.Predict(pred, x); err != nil {
+		err := m.predictRows(pred, x, func(r int) string {
+			return fmt.Sprintf("instance %d with the held-out cells of a coalition from background row %d", rows[r/bg], r%bg)
+		})
+		if err != nil {
 			return err
 		}
 		for r := range n {
@@ -442,8 +468,13 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *t
 		if err := eval(loss); err != nil {
 			return err
 		}
-		for r := range n {
-			scores[r*p+perms[r*p+k]] = prev[r] - loss[r]
+		for r, i := range rows {
+			c := perms[r*p+k]
+			if u.full || u.support[i].Contains(c%l) {
+				scores[r*p+c] = prev[r] - loss[r]
+			} else {
+				scores[r*p+c] = 0 // padding: switching it on changes nothing
+			}
 			prev[r] = loss[r]
 		}
 	}

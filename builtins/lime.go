@@ -18,11 +18,12 @@ var (
 		Default: 0, Range: "[0, inf)"}
 )
 
-// limeMethod is LIME (baselines.LIME).
+// limeMethod is LIME (baselines.LIME), which refuses data with missing
+// values (docs/decisions.md, decision 22).
 func limeMethod() method.Method {
 	return method.Method{
 		Name:   "LIME",
-		Doc:    "local linear surrogates averaged over instances (|weight| per cell)",
+		Doc:    "local linear surrogates averaged over instances (|weight| per cell); needs complete data (refuses missing values)",
 		Params: method.Params(limeSamples, limeInstances),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			return baselines.LIME{Samples: limeSamples.Get(c.Values), Instances: limeInstances.Get(c.Values),

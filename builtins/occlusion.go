@@ -24,19 +24,22 @@ func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
 		Default: def.String()}
 }
 
-// occMethod is OCC, sliding-window occlusion (baselines.Occlusion).
+// occMethod is OCC, sliding-window occlusion (baselines.Occlusion), which
+// occludes only observed cells of data with missing values
+// (docs/decisions.md, decision 22). It shares TIME's copy-memory
+// parameter, the budget of the workers' working copies.
 func occMethod() method.Method {
 	return method.Method{
 		Name:   "OCC",
-		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell",
-		Params: method.Params(occWidth, occStride, occBaseline),
+		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell; only observed cells are occluded",
+		Params: method.Params(occWidth, occStride, occBaseline, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			b, err := baselines.ParseBaseline(occBaseline.Get(c.Values))
 			if err != nil {
 				return nil, err
 			}
 			return baselines.Occlusion{Width: occWidth.Get(c.Values), Stride: occStride.Get(c.Values),
-				Baseline: b, Workers: c.Workers}, nil
+				Baseline: b, Workers: c.Workers, MemoryBudget: int64(copyMemory.Get(c.Values)) << 20}, nil
 		},
 	}
 }

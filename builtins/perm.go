@@ -14,11 +14,13 @@ import (
 var permAlpha = method.Spec[float64]{Name: "alpha", Doc: "Benjamini–Hochberg level of PERM-f's filter",
 	Default: baselines.DefaultPERMAlpha, Range: "(0, 1)"}
 
-// permMethod is PERM (baselines.PERM), with TIME's test parameters.
+// permMethod is PERM (baselines.PERM), with TIME's test parameters; it
+// permutes missing values as TIME's across-instance tests do
+// (docs/decisions.md, decision 22).
 func permMethod() method.Method {
 	return method.Method{
 		Name:   "PERM",
-		Doc:    "permutation importance of every feature-timestep cell (effect size of a permutation test per cell)",
+		Doc:    "permutation importance of every feature-timestep cell (effect size of a permutation test per cell); missing values permuted as by TIME",
 		Params: method.Params(permutations, sequential, permAlpha),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			return &permRun{cfg: baselines.PERM{Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),

@@ -49,13 +49,15 @@ func withQuick[T method.Value](s method.Spec[T], q T) method.Spec[T] {
 
 // sageDocs are the one-line descriptions of the SAGE methods.
 var sageDocs = map[baselines.Imputer]string{
-	baselines.Marginal: "Shapley additive global importance per cell, marginal imputation over a background",
-	baselines.Mean:     "SAGE with mean imputation",
-	baselines.Zero:     "SAGE with zero imputation",
+	baselines.Marginal: "Shapley additive global importance per cell, marginal imputation over a background (held-out cells take a background row's values, missingness included)",
+	baselines.Mean:     "SAGE with mean imputation (of held-out cells, by the mean of observed values)",
+	baselines.Zero:     "SAGE with zero imputation (of held-out cells; missing values reach the model as NaN)",
 }
 
 // sageMethod is SAGE with the given imputer (baselines.SAGE), named by the
-// imputer: SAGE, SAGE-m or SAGE-z.
+// imputer: SAGE, SAGE-m or SAGE-z. On data with missing values a held-out
+// cell takes the imputer's value and a row's padding stays its own
+// (docs/decisions.md, decision 22).
 func sageMethod(imp baselines.Imputer) method.Method {
 	maxPerms := sageMaxPermutations
 	params := method.Params(maxPerms, sageBudget)

@@ -45,6 +45,8 @@ var (
 	timeWindows = method.Spec[int]{Name: "windows",
 		Doc:     "most windows per feature: the window is split at interior gaps that surely carry less than (1−γ)/2 of the importance (1: the paper's single window)",
 		Default: explain.DefaultWindows, Range: "[1, inf)"}
+	timeTreeFDR = method.Spec[bool]{Name: "tree-fdr",
+		Doc: fmt.Sprintf("control the FDR of the whole tree of discoveries (features, windows, orderings) at alpha by testing every family at alpha/%.2f (Yekutieli's level adjustment; false: each family's FDR at alpha)", explain.TreeLevel)}
 )
 
 // timeMethod is TIME (package explain).
@@ -52,7 +54,7 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeConditional, drawLimit, copyMemory),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeTreeFDR, timeConditional, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
@@ -70,6 +72,7 @@ func timeMethod() method.Method {
 			}
 			t.WindowRule = rule
 			t.Windows = timeWindows.Get(c.Values)
+			t.TreeFDR = timeTreeFDR.Get(c.Values)
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)
 				if err != nil {

@@ -31,11 +31,12 @@ var (
 )
 
 // timeSHAPMethod is TimeSHAP, KernelSHAP over temporal coalitions
-// (baselines.TimeSHAP).
+// (baselines.TimeSHAP); on data with missing values its players are each
+// sequence's observed cells (docs/decisions.md, decision 22).
 func timeSHAPMethod() method.Method {
 	return method.Method{
 		Name:   "TimeSHAP",
-		Doc:    "KernelSHAP over temporal coalitions (recent timesteps played individually, older ones pruned into one player), mean |attribution| per cell",
+		Doc:    "KernelSHAP over temporal coalitions (recent timesteps played individually, older ones pruned into one player), mean |attribution| per cell; players are each sequence's observed cells",
 		Params: method.Params(tsLevel, tsRecent, tsTolerance, tsCoalitions, tsInstances, tsBaseline),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			level, err := baselines.ParseTimeSHAPLevel(tsLevel.Get(c.Values))

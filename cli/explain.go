@@ -45,7 +45,11 @@ with the problem's ground truth, or from files and a model program:
 -data is an instances × features × timesteps tensor in .npy or long-format
 .csv (columns instance, feature, timestep, value); -targets one target per
 instance (.npy, or .csv/.txt with one value per line); -feature-names one name
-per line. -model-cmd is split into words like a shell command line (blanks
+per line.
+
+` + dataInputHelp + `
+
+-model-cmd is split into words like a shell command line (blanks
 separate words; single and double quotes group them; a backslash escapes the
 next character) but is not run by a shell: no variables, globs, pipes or
 redirections (use "sh -c '…'" for those). The program must speak tempora's
@@ -76,11 +80,12 @@ func (f *paramFlag) Set(s string) error { f.text = s; return nil }
 func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
 
 // realDataFlags are the flags of the -data mode.
-var realDataFlags = []string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd", "max-batch"}
+var realDataFlags = append([]string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd", "max-batch"}, dataInputFlagNames...)
 
 type explainFlags struct {
 	problem                              string
 	data, targets, names, task, modelCmd string
+	input                                dataInputFlags
 	modelTimeout                         time.Duration
 	modelProcs                           int
 	modelFD                              string
@@ -103,6 +108,7 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.StringVar(&f.data, "data", "", "data tensor `file` (.npy, or long-format .csv)")
 	fs.StringVar(&f.targets, "targets", "", "targets `file` (.npy, or .csv/.txt with one value per line)")
 	fs.StringVar(&f.names, "feature-names", "", "feature names `file`, one per line")
+	defineDataInputFlags(fs, &f.input)
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
 	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
@@ -171,7 +177,8 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		model, data, source = prob.Model, prob.Data, f.problem
 	} else {
 		task, _ := tempora.ParseTask(f.task) // validated
-		data, err = dataio.ReadDataset(f.data, f.targets, f.names, task)
+		align, _ := f.input.parse("explain") // validated
+		data, _, err = dataio.ReadFiles(dataio.Files{Data: f.data, Targets: f.targets, Names: f.names, Mask: f.input.mask, Task: task, Alignment: align})
 		if err != nil {
 			return err
 		}
@@ -225,6 +232,11 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 
 	named := *e
 	named.Method = m.Name
+	if obs, err := data.Observe(1); err == nil {
+		if writeObservation(stdout, obs, data.Name) { // nothing for complete data
+			fmt.Fprintln(stdout)
+		}
+	}
 	writeExplanation(stdout, &named, data, settings, m.Tests)
 	if prob != nil {
 		writeComparison(stdout, &named, prob, m.Tests)
@@ -304,6 +316,9 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return usageErrorf("explain: -data needs -model-cmd COMMAND (the model program to explain)")
 	}
 	if err := validateModelSource(f.modelCmd, f.modelFD, f.modelProcs, set); err != nil {
+		return err
+	}
+	if _, err := f.input.parse("explain"); err != nil {
 		return err
 	}
 	if f.task != "" {

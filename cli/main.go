@@ -10,7 +10,7 @@
 // The commands are:
 //
 //	synth     generate a synthetic problem (data, targets, model, ground truth)
-//	describe  summarise a synthetic problem
+//	describe  summarise a synthetic problem or a data file
 //	explain   explain a model (a synthetic problem's, or any program's) with
 //	          TIME or another method
 //	methods   list the explanation methods and their parameters (text, or
@@ -253,7 +253,7 @@ func init() {
 	commands = []command{
 		{"synth", "-out DIR [-instances M] [-features D] [-timesteps L] [-relevant FRAC] [-task regression|classification] [-noise auto|β] [-seed S] [-window-independent]",
 			"generate a synthetic problem (data, targets, model, ground truth)", (*program).synth},
-		{"describe", "DIR", "summarise a synthetic problem", (*program).describe},
+		{"describe", "(DIR | -data X [-mask M] [-alignment start|end])", "summarise a synthetic problem or a data file", (*program).describe},
 		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
 			"explain a model with TIME or another method", (*program).explain},
 		{"methods", "[-json]", "list the explanation methods and their parameters (text or JSON)", (*program).methods},

@@ -194,6 +194,7 @@ func TestExplainMethods(t *testing.T) {
 		{"perm-f", []string{"-method", "perm-f", "-permutations", "20", "-alpha", "0.2"}},
 		{"time-options", []string{"-permutations", "30", "-alpha", "0.05", "-gamma", "0.9", "-seed", "7"}},
 		{"time-conditional", []string{"-conditional"}},
+		{"time-tree-fdr", []string{"-tree-fdr"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := mustRun(t, append([]string{"explain", "-problem", dir, "-workers", "2"}, tc.args...)...)

@@ -36,7 +36,9 @@ import (
 //     the largest instance and timestep. feature is either a 0-based feature
 //     index or a feature name (see ReadTensorCSV for the rule). Every
 //     (instance, feature, timestep) cell must appear exactly once, in any
-//     order; values must be finite decimal numbers.
+//     order; values must be finite decimal numbers. ReadDataCSV reads the
+//     same format for data with missing values (see there): a cell without
+//     a line, or whose value is empty, NA or NaN, is missing.
 //   - a vector, for example targets, with one value per line and an optional
 //     header line (ReadVectorCSV);
 //   - feature names, one per line (ReadFeatureNames).
@@ -71,12 +73,42 @@ const maxCSVCells = 1 << 31
 // missing; and for given featureNames that are empty, repeated or
 // surrounded by white space.
 func ReadTensorCSV(path string, featureNames []string) (*tempora.Tensor, []string, error) {
+	return readTensorCSVFile(path, featureNames, false)
+}
+
+// ReadDataCSV reads a data tensor that may have missing values from a CSV
+// file in the long format, as ReadTensorCSV does, with these differences.
+// A missing value is NaN in the returned tensor: a cell (instance, feature,
+// timestep) that no line gives, and a cell whose value is empty, NA or NaN
+// (in any case). An infinite value is an error naming its line. Every
+// instance from 0 to M−1 and every feature must have at least one line (an
+// instance or feature without any is an error naming it), and the file
+// must give at least one line per maxCellsPerLine cells of the tensor its
+// largest indices imply, so that a stray index cannot make the reader
+// allocate far more than the file holds; a sparser file can write its
+// missing cells as lines with an empty value.
+//
+// The timestep column is aligned time: it is the timestep of the tensor,
+// and of the explanation's windows, whatever the dataset's alignment. For
+// start-aligned data (the default) timestep 0 is each sequence's first
+// step; for end-aligned data (tempora.AlignEnd) timestep L−1 is each
+// sequence's last step, so a shorter sequence's lines start at a later
+// timestep: a file of "hours before discharge" h writes timestep L−1−h.
+func ReadDataCSV(path string, featureNames []string) (*tempora.Tensor, []string, error) {
+	return readTensorCSVFile(path, featureNames, true)
+}
+
+// maxCellsPerLine is the sparsest tensor ReadDataCSV reads: cells per line
+// of the file.
+const maxCellsPerLine = 64
+
+func readTensorCSVFile(path string, featureNames []string, missing bool) (*tempora.Tensor, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dataio: %w", err)
 	}
 	defer f.Close()
-	x, names, err := readTensorCSV(f, featureNames)
+	x, names, err := readTensorCSV(f, featureNames, missing)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dataio: %s: %w", path, err)
 	}
@@ -91,7 +123,9 @@ type csvCell struct {
 	line     int
 }
 
-func readTensorCSV(r io.Reader, featureNames []string) (*tempora.Tensor, []string, error) {
+// readTensorCSV reads the long format; missing says whether cells may be
+// missing (ReadDataCSV) or every cell must be given (ReadTensorCSV).
+func readTensorCSV(r io.Reader, featureNames []string, missing bool) (*tempora.Tensor, []string, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
 	cr.FieldsPerRecord = len(csvColumns)
 	cr.TrimLeadingSpace = true
@@ -133,7 +167,7 @@ func readTensorCSV(r io.Reader, featureNames []string) (*tempora.Tensor, []strin
 		if c.feat == "" {
 			return nil, nil, fmt.Errorf("line %d: empty feature", line)
 		}
-		if c.value, err = csvValue(rec[col[3]], line); err != nil {
+		if c.value, err = csvValue(rec[col[3]], line, missing); err != nil {
 			return nil, nil, err
 		}
 		cells = append(cells, c)
@@ -156,6 +190,12 @@ func readTensorCSV(r io.Reader, featureNames []string) (*tempora.Tensor, []strin
 	}
 	if m > maxCSVCells/d || m*d > maxCSVCells/l {
 		return nil, nil, fmt.Errorf("largest indices imply a %d×%d×%d tensor, which is too large", m, d, l)
+	}
+
+	if missing {
+		if err := checkCoverage(cells, feat, m, d, l, names); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	// Sort the flat indices of the cells: adjacent equal indices are
@@ -187,6 +227,16 @@ func readTensorCSV(r io.Reader, featureNames []string) (*tempora.Tensor, []strin
 		}
 	}
 	n := m * d * l
+	if missing {
+		x := tempora.NewTensor(m, d, l)
+		for k := range x.Data {
+			x.Data[k] = math.NaN()
+		}
+		for k, c := range cells {
+			x.Data[(c.inst*d+feat[k])*l+c.ts] = c.value
+		}
+		return x, names, nil
+	}
 	for k := 0; k < n; k++ {
 		if k >= len(order) || order[k].idx != k {
 			i, r := k/(d*l), k%(d*l)
@@ -274,8 +324,39 @@ func csvIndex(s, what string, line int) (int, error) {
 	return v, nil
 }
 
-func csvValue(s string, line int) (float64, error) {
+// checkCoverage checks, for a file that may leave cells out, that every
+// instance and feature has a line and that the tensor is not much larger
+// than the file (see ReadDataCSV).
+func checkCoverage(cells []csvCell, feat []int, m, d, l int, names []string) error {
+	if m*d*l/maxCellsPerLine > len(cells) {
+		return fmt.Errorf("largest indices imply a %d×%d×%d tensor of %d cells but the file has only %d lines; tempora reads files that give at least one cell in %d (write missing cells as lines with an empty value to give a sparser tensor)",
+			m, d, l, m*d*l, len(cells), maxCellsPerLine)
+	}
+	inst := make([]bool, m)
+	fs := make([]bool, d)
+	for k, c := range cells {
+		inst[c.inst] = true
+		fs[feat[k]] = true
+	}
+	if i := slices.Index(inst, false); i >= 0 {
+		return fmt.Errorf("instance %d has no line (instances are numbered from 0 to %d; an instance with nothing observed cannot be explained)", i, m-1)
+	}
+	if j := slices.Index(fs, false); j >= 0 {
+		if names != nil {
+			return fmt.Errorf("feature %q has no line (a feature never observed cannot be explained)", names[j])
+		}
+		return fmt.Errorf("feature %d has no line (features are numbered from 0 to %d; a feature never observed cannot be explained)", j, d-1)
+	}
+	return nil
+}
+
+// csvValue parses a value; with missing, an empty value, NA and NaN (in
+// any case) are a missing value, NaN.
+func csvValue(s string, line int, missing bool) (float64, error) {
 	s = strings.TrimSpace(s)
+	if missing && (s == "" || strings.EqualFold(s, "NA") || strings.EqualFold(s, "NaN")) {
+		return math.NaN(), nil
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		if s == "" {
@@ -283,7 +364,13 @@ func csvValue(s string, line int) (float64, error) {
 		}
 		return 0, fmt.Errorf("line %d: value %q is not a number", line, s)
 	}
+	if missing && math.IsNaN(v) { // a NaN spelled otherwise, such as "+NaN"
+		return math.NaN(), nil
+	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if missing {
+			return 0, fmt.Errorf("line %d: value %q is infinite (a missing value is empty, NA or NaN)", line, s)
+		}
 		return 0, fmt.Errorf("line %d: value %q is not finite", line, s)
 	}
 	return v, nil

@@ -68,7 +68,7 @@ func FuzzReadTensorCSV(f *testing.F) {
 		)
 		// Each line of input gives at most one cell; a cell costs its
 		// parsed form, its sort key and, once all are known, its value.
-		n := allocatedBy(func() { xt, names, err = readTensorCSV(strings.NewReader(in), given) })
+		n := allocatedBy(func() { xt, names, err = readTensorCSV(strings.NewReader(in), given, false) })
 		if limit := uint64(1<<20 + 256*len(in) + 64*len(namesText)); n > limit {
 			t.Fatalf("reading %d bytes allocated %d (limit %d)", len(in), n, limit)
 		}
@@ -89,7 +89,7 @@ func FuzzReadTensorCSV(f *testing.F) {
 		if err := writeTensorCSV(&out, xt, names); err != nil {
 			t.Fatal(err)
 		}
-		yt, names2, err := readTensorCSV(bytes.NewReader(out.Bytes()), names)
+		yt, names2, err := readTensorCSV(bytes.NewReader(out.Bytes()), names, false)
 		if err != nil {
 			t.Fatalf("reading back what WriteTensorCSV wrote: %v\n%s", err, out.Bytes())
 		}
@@ -168,6 +168,65 @@ func FuzzReadFeatureNames(f *testing.F) {
 		again, err := readFeatureNames(strings.NewReader(strings.Join(names, "\n") + "\n"))
 		if err != nil || !slices.Equal(again, names) {
 			t.Fatalf("round trip of %q: %q, %v", names, again, err)
+		}
+	})
+}
+
+// FuzzReadDataCSV feeds the long-format reader for data with missing
+// values an arbitrary file. Properties: no panic; one-line errors; memory
+// bounded by the input's length (at most maxCellsPerLine cells per line);
+// on success no infinite value, every instance and feature given by a
+// line, and a tensor that WriteTensorCSV writes and ReadDataCSV reads back
+// to the same values (NaN for NaN).
+func FuzzReadDataCSV(f *testing.F) {
+	const hdr = "instance,feature,timestep,value\n"
+	f.Add(hdr+"0,0,0,1\n0,0,1,\n0,1,0,NA\n1,1,1,4e-300\n", "")
+	f.Add(hdr+"0,hr,0,72.5\n0,hr,3,nan\n1,hr,0,70\n", "hr\nbp")
+	f.Add(hdr+"0,0,0,inf\n", "")
+	f.Add(hdr+"0,0,70,1\n", "")
+	f.Add(hdr+"2147483647,0,2147483647,1\n", "")
+	f.Fuzz(func(t *testing.T, in string, namesText string) {
+		given := splitNames(namesText)
+		var (
+			xt    *tempora.Tensor
+			names []string
+			err   error
+		)
+		n := allocatedBy(func() { xt, names, err = readTensorCSV(strings.NewReader(in), given, true) })
+		if limit := uint64(1<<20 + 8*maxCellsPerLine*len(in) + 64*len(namesText)); n > limit {
+			t.Fatalf("reading %d bytes allocated %d (limit %d)", len(in), n, limit)
+		}
+		if err != nil {
+			checkOneLine(t, err)
+			return
+		}
+		if lines := strings.Count(in, "\n") + 1; xt.M*xt.D*xt.L > maxCellsPerLine*lines {
+			t.Fatalf("%d×%d×%d tensor from %d lines", xt.M, xt.D, xt.L, lines)
+		}
+		for k, v := range xt.Data {
+			if math.IsInf(v, 0) {
+				t.Fatalf("accepted %v at %d", v, k)
+			}
+		}
+		var out bytes.Buffer
+		if err := writeTensorCSV(&out, xt, names); err != nil {
+			t.Fatal(err)
+		}
+		yt, names2, err := readTensorCSV(bytes.NewReader(out.Bytes()), names, true)
+		if err != nil {
+			// Written back, an instance whose lines were all missing
+			// values is still an instance with lines; the reader never
+			// refuses what the writer wrote.
+			t.Fatalf("reading back what WriteTensorCSV wrote: %v\n%s", err, out.Bytes())
+		}
+		if !slices.Equal(names2, names) || yt.M != xt.M || yt.D != xt.D || yt.L != xt.L {
+			t.Fatalf("round trip: %d×%d×%d %q → %d×%d×%d %q", xt.M, xt.D, xt.L, names, yt.M, yt.D, yt.L, names2)
+		}
+		for k := range xt.Data {
+			a, b := xt.Data[k], yt.Data[k]
+			if math.IsNaN(a) != math.IsNaN(b) || !math.IsNaN(a) && math.Float64bits(a) != math.Float64bits(b) {
+				t.Fatalf("round trip: value %d %v → %v", k, a, b)
+			}
 		}
 	})
 }

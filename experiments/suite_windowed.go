@@ -23,7 +23,9 @@ import (
 // settings of one (true-windows, noise-weights) analyse the same
 // problems. Records carry the true windows as lists (record.Truth's
 // WindowLists) and, for methods with windows, the exact-window rate
-// (metrics.ExactWindows).
+// (metrics.ExactWindows). A finer sweep of TIME alone over the noise
+// weights' scale, with the stretch rate, is WindowsSweep
+// (results/reference/windows/sweep).
 
 // windowsMethods are the suite's default methods: TIME and the cheap
 // baselines PERM (TIME's machinery without windows) and OCC (occlusion).

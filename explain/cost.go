@@ -125,12 +125,14 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 	// The bisection of a prefix and of a suffix, each over at most L
 	// timesteps.
 	probes := 2 * (math.Ceil(math.Log2(float64(l))) + 1)
-	// With several windows, splitWindows probes every interior timestep
-	// alone, then each run of surely unimportant timesteps (at most one run
-	// per two interior timesteps) as a whole.
+	// With several windows, splitWindows probes every timestep of the
+	// window alone but an end at the sequence's end (at most L − 2), then
+	// each run of surely unimportant interior timesteps (at most one run
+	// per two interior timesteps) and the two trims as a whole, then each of
+	// at most k pieces.
 	k := max(1, c.Windows)
 	if k > 1 && l > 2 {
-		probes += float64(l-2) + math.Ceil(float64(l-2)/2)
+		probes += float64(l-2) + math.Ceil(float64(l-2)/2) + 2 + float64(k)
 	}
 	// The family {whole-sequence ordering, window 1, …, window k}, then the
 	// orderings of the k windows (a family of k, capped for power).

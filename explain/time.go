@@ -101,11 +101,26 @@ type TIME struct {
 	WindowRule WindowRule
 	// Windows is the most windows reported per feature: the window search
 	// finds one window, then splits it at interior gaps that surely carry
-	// less than (1−γ)/2 of the importance (splitWindows), keeping the
-	// longest Windows − 1 gaps. 0 means DefaultWindows; 1 is the paper's
-	// single window. Negative values are an error.
+	// less than (1−γ)/2 of the importance, keeping the longest Windows − 1
+	// gaps, trims its ends likewise and reports only the pieces that
+	// surely carry more (splitWindows). 0 means DefaultWindows; 1 is the
+	// paper's single window, which is neither split nor trimmed. Negative
+	// values are an error.
 	Windows int
+	// TreeFDR controls the FDR of the whole tree of discoveries (features
+	// or groups, their windows and whole-sequence orderings, the window
+	// orderings) at Alpha instead of each family's: every family is
+	// tested at Alpha/TreeLevel, Yekutieli's level adjustment
+	// (docs/decisions.md, decision 20). The zero value (false) controls
+	// each family at Alpha.
+	TreeFDR bool
 }
+
+// TreeLevel is the divisor of α under TIME.TreeFDR: Yekutieli (2008)
+// bounds the FDR of the full tree of a hierarchical procedure that applies
+// BH at level q in every family by 2·δ*·q, with δ* ≤ 1.44, so BH at
+// α/(2·1.44) in every family bounds it by α.
+const TreeLevel = 2 * 1.44
 
 // DefaultMaxDraws is the default limit of TIME's worst-case draws
 // (TIME.MaxDraws): 10⁸ draws, far above any default configuration of up to
@@ -129,6 +144,11 @@ func (c TIME) config() (TIME, error) {
 	}
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return c, fmt.Errorf("explain: TIME alpha %v outside (0, 1)", c.Alpha)
+	}
+	if c.TreeFDR {
+		// From here on Alpha is every family's level.
+		c.Alpha /= TreeLevel
+		c.TreeFDR = false
 	}
 	if c.Gamma == 0 {
 		c.Gamma = DefaultGamma
@@ -292,7 +312,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err != nil {
 		return nil, err
 	}
-	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
+	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.whole.Len(), r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
 	}

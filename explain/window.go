@@ -96,6 +96,37 @@ type search struct {
 
 	sureLo, sureHi int
 	startRange     tempora.Window
+
+	// in and out are the intervals (score, half-width) of the probes that
+	// bracket the current phase's end: in the shortest region found
+	// important (the prefix [0, hi−1] or the suffix [lo, L−1]), out the
+	// longest found unimportant (the prefix [0, lo−1] or the suffix
+	// [hi, L−1]); hasIn and hasOut say whether a probe set them (the
+	// empty region has score 0 exactly). startKept records, when the
+	// prefix phase ends, whether the start timestep surely carries more
+	// than the threshold by their difference.
+	in, out       [2]float64
+	hasIn, hasOut bool
+	startKept     bool
+}
+
+// kept reports whether the phase's bracketing probes show that the end
+// timestep between them surely carries more than the threshold: the lower
+// end of the including region's interval exceeds the upper end of the
+// excluded one's by more than the threshold. Permutation importance is
+// additive over disjoint regions for a model additive over timesteps, so
+// the end timestep's own probe would then be surely important too; for
+// other models the check only skips a trim, leaving the end where the
+// search put it.
+func (s *search) kept() bool {
+	if !s.hasIn {
+		return false
+	}
+	out := 0.0
+	if s.hasOut {
+		out = s.out[0] + s.out[1]
+	}
+	return s.in[0]-s.in[1]-out > s.thr
 }
 
 func (s *search) done() bool { return s.suffix && s.hi-s.lo <= 1 }
@@ -131,6 +162,15 @@ func (s *search) judge(r TestResult) (important, sure bool) {
 func (s *search) update(r TestResult) {
 	mid := (s.lo + s.hi) / 2
 	important, sure := s.judge(r)
+	half := 0.0
+	if r.Draws > 1 {
+		half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
+	}
+	if important {
+		s.in, s.hasIn = [2]float64{r.Score, half}, true
+	} else {
+		s.out, s.hasOut = [2]float64{r.Score, half}, true
+	}
 	switch {
 	case !s.suffix && !important:
 		s.lo = mid
@@ -161,6 +201,8 @@ func (s *search) advance() {
 	if !s.suffix && s.hi-s.lo <= 1 {
 		s.start = s.lo
 		s.startRange = tempora.Window{Start: s.sureLo, End: s.sureHi - 1}
+		s.startKept = s.kept()
+		s.hasIn, s.hasOut = false, false
 		s.suffix = true
 		s.lo, s.hi = s.start, s.l
 		s.sureLo, s.sureHi = s.start, s.l
@@ -178,6 +220,10 @@ func (s *search) endRange() tempora.Window {
 // ranges its start and end lie in by the probes that were sure.
 type located struct {
 	window, startRange, endRange tempora.Window
+	// startKept and endKept say that the search's own probes show the
+	// start (end) timestep surely carries more than the threshold, so
+	// that splitWindows need not probe it.
+	startKept, endKept bool
 }
 
 // searchWindows finds the window of every node, running the current probe
@@ -226,7 +272,7 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 	}
 	out := make([]located, len(nodes))
 	for i, s := range searches {
-		out[i] = located{window: s.window(), startRange: s.startRange, endRange: s.endRange()}
+		out[i] = located{window: s.window(), startRange: s.startRange, endRange: s.endRange(), startKept: s.startKept, endKept: s.kept()}
 	}
 	return out, probes, nil
 }
@@ -239,23 +285,41 @@ const (
 )
 
 // splitWindows splits the window of every node into at most maxWindows
-// disjoint windows by finding the gaps inside it (maxWindows ≤ 1 leaves
-// every window whole). For a window [a, b] it probes every interior
-// timestep a < t < b alone (an across-instance permutation of the node at
-// t, key "gap/t", stopping early as the window search's probes do); the
-// maximal runs of timesteps surely unimportant are the candidate gaps (an
-// unsure timestep stays in the window), and each candidate is probed as a
-// whole (key "gap/s-e", always perms draws: one look) and kept only if it
-// is surely unimportant: the upper end of its interval, Score + t·SE, is
-// at most θ·|overall| (TestGapCalibration: 1.25% false splits at the null
-// boundary, nominal at most 2.3%). A gap is thus left
-// out only when the data show it carries less than θ of the importance,
-// the window ends only where sure probes put them. When more than
-// maxWindows − 1 gaps are kept, the longest are used (the earlier on
-// ties). All probes of a stage run in one batch. The windows of node i are
-// returned in time order; their end ranges at a gap widen by one timestep
-// on each side whose single-timestep probe was unsure.
-func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []located, maxWindows int, theta float64, rule WindowRule, perms int, probe bool, across Perturbation, count *tempora.DrawCount) ([][]located, int64, error) {
+// disjoint windows (maxWindows ≤ 1 leaves every window whole), so that
+// every window reported surely carries more than θ of the importance and
+// every region left out of the window [a, b] surely carries less
+// (docs/decisions.md, decision 18). Three stages, each one batch:
+//
+//  1. Every timestep a ≤ t ≤ b is probed alone (an across-instance
+//     permutation of the node at t, key "gap/t", stopping early as the
+//     window search's probes do), except an end at the sequence's end
+//     (its trim would be the prefix or suffix the search found important)
+//     and an end that the search's bracketing probes already show to be
+//     surely important (located.startKept, endKept).
+//  2. The maximal runs of timesteps surely unimportant are the candidate
+//     regions to leave out (an unsure timestep stays in): the runs of
+//     a < t < b are the candidate gaps, and the run from a (from b) a
+//     candidate trim of that end, unless it covers the window. Each is
+//     probed as a whole (key "gap/s-e", always perms draws: one look) and
+//     left out only if it is surely unimportant: the upper end of its
+//     interval, Score + t·SE, is at most θ·|overall| (TestGapCalibration:
+//     1.5% false splits at the null boundary, nominal at most 2.3%). Of
+//     the gaps kept, the longest maxWindows − 1 split the window (the
+//     earlier on ties); kept trims are always applied.
+//  3. When this leaves several pieces, each is probed as a whole (key
+//     "piece/s-e", stopping early as the window search's probes do) and
+//     reported only if it is surely important: Score − t·SE above
+//     θ·|overall|, the rule of the window search's probes. A piece that
+//     is not (an isolated timestep of small weight that the
+//     single-timestep probes could not rule out) is left out with the
+//     gaps around it; if no piece is sure, the one with the highest score
+//     is kept.
+//
+// The windows of node i are returned in time order. An end inherited from
+// the window search keeps its range; an end at a gap or trim is fixed by
+// sure probes, except that its range widens by one timestep inwards when
+// its own timestep's probe was unsure.
+func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []located, l, maxWindows int, theta float64, rule WindowRule, perms int, probe bool, across Perturbation, count *tempora.DrawCount) ([][]located, int64, error) {
 	out := make([][]located, len(nodes))
 	for i := range nodes {
 		out[i] = []located{found[i]}
@@ -286,12 +350,42 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 		}
 		return Stop{}
 	}
+	interval := func(r TestResult) (score, half float64) {
+		if r.Draws > 1 {
+			half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
+		}
+		score = r.Score
+		if rule == PaperRule {
+			score = math.Abs(score)
+		}
+		return score, half
+	}
+	key := func(kind string, w tempora.Window) string {
+		return kind + "/" + strconv.Itoa(w.Start) + "-" + strconv.Itoa(w.End)
+	}
+
+	// Stage 1: every timestep alone, but an end at the sequence's end:
+	// the trim there would be the prefix (suffix) that the window search
+	// found important.
+	// The search's bracketing probes may already show that an end
+	// timestep surely carries more than the threshold (located.startKept).
+	lo := func(f located) int {
+		if f.window.Start == 0 || f.startKept {
+			return f.window.Start + 1
+		}
+		return f.window.Start
+	}
+	hi := func(f located) int {
+		if f.window.End == l-1 || f.endKept {
+			return f.window.End - 1
+		}
+		return f.window.End
+	}
 	thr := make([]float64, len(nodes))
 	var tests []Test
 	for i, n := range nodes {
 		thr[i] = theta * math.Abs(n.res.Score)
-		w := found[i].window
-		for t := w.Start + 1; t < w.End; t++ {
+		for t := lo(found[i]); t <= hi(found[i]); t++ {
 			tests = append(tests, n.test("gap/"+strconv.Itoa(t), tempora.Window{Start: t, End: t}, across, perms, stop(thr[i])))
 		}
 	}
@@ -300,6 +394,27 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 		return nil, 0, err
 	}
 	status := make([][]int, len(nodes))
+	for i := range nodes {
+		w := found[i].window
+		s := &search{thr: thr[i], rule: rule}
+		status[i] = make([]int, w.Len())
+		status[i][0], status[i][w.Len()-1] = surelyImportant, surelyImportant
+		for t := lo(found[i]); t <= hi(found[i]); t++ {
+			k := t - w.Start
+			important, sure := s.judge(res[0])
+			res = res[1:]
+			switch {
+			case important:
+				status[i][k] = surelyImportant
+			case sure:
+				status[i][k] = surelyUnimportant
+			default:
+				status[i][k] = unsure
+			}
+		}
+	}
+
+	// Stage 2: the candidate gaps and trims, each verified as a whole.
 	type cand struct {
 		node int
 		gap  tempora.Window
@@ -308,36 +423,44 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 	tests = tests[:0]
 	for i, n := range nodes {
 		w := found[i].window
-		s := &search{thr: thr[i], rule: rule}
-		status[i] = make([]int, w.Len())
-		status[i][0], status[i][w.Len()-1] = surelyImportant, surelyImportant
-		for t := w.Start + 1; t < w.End; t++ {
-			important, sure := s.judge(res[0])
-			res = res[1:]
-			switch {
-			case important:
-				status[i][t-w.Start] = surelyImportant
-			case sure:
-				status[i][t-w.Start] = surelyUnimportant
-			default:
-				status[i][t-w.Start] = unsure
-			}
-		}
-		for t := w.Start + 1; t < w.End; {
-			if status[i][t-w.Start] != surelyUnimportant {
-				t++
-				continue
-			}
-			e := t
-			for e+1 < w.End && status[i][e+1-w.Start] == surelyUnimportant {
-				e++
-			}
-			g := tempora.Window{Start: t, End: e}
+		sure := func(t int) bool { return status[i][t-w.Start] == surelyUnimportant }
+		add := func(g tempora.Window) {
 			cands = append(cands, cand{i, g})
 			// The verifying probe runs to its cap: one look at its
 			// interval, not one per draw, whose repeated chances to fall
 			// below the threshold would inflate false gaps several-fold.
-			tests = append(tests, n.test("gap/"+strconv.Itoa(g.Start)+"-"+strconv.Itoa(g.End), g, across, perms, Stop{}))
+			tests = append(tests, n.test(key("gap", g), g, across, perms, Stop{}))
+		}
+		// The trims: the runs from each end, unless one covers the window.
+		if sure(w.Start) {
+			e := w.Start
+			for e < w.End && sure(e+1) {
+				e++
+			}
+			if e < w.End {
+				add(tempora.Window{Start: w.Start, End: e})
+			}
+		}
+		if sure(w.End) {
+			s := w.End
+			for s > w.Start && sure(s-1) {
+				s--
+			}
+			if s > w.Start {
+				add(tempora.Window{Start: s, End: w.End})
+			}
+		}
+		// The gaps: the runs strictly inside the window.
+		for t := w.Start + 1; t < w.End; {
+			if !sure(t) {
+				t++
+				continue
+			}
+			e := t
+			for e+1 < w.End && sure(e+1) {
+				e++
+			}
+			add(tempora.Window{Start: t, End: e})
 			t = e + 1
 		}
 	}
@@ -346,22 +469,34 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 		return nil, 0, err
 	}
 	gaps := make([][]tempora.Window, len(nodes))
+	trimLo, trimHi := make([]int, len(nodes)), make([]int, len(nodes))
+	for i := range nodes {
+		trimLo[i], trimHi[i] = found[i].window.Start, found[i].window.End
+	}
 	for k, c := range cands {
-		r := res[k]
-		half := 0.0
-		if r.Draws > 1 {
-			half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
+		score, half := interval(res[k])
+		if score+half > thr[c.node] {
+			continue
 		}
-		score := r.Score
-		if rule == PaperRule {
-			score = math.Abs(score)
-		}
-		if score+half <= thr[c.node] {
+		w := found[c.node].window
+		switch {
+		case c.gap.Start == w.Start:
+			trimLo[c.node] = c.gap.End + 1
+		case c.gap.End == w.End:
+			trimHi[c.node] = c.gap.Start - 1
+		default:
 			gaps[c.node] = append(gaps[c.node], c.gap)
 		}
 	}
+	pieces := make([][]tempora.Window, len(nodes))
 	for i := range nodes {
-		g := gaps[i]
+		// A gap that a trim reaches is part of the trim.
+		var g []tempora.Window
+		for _, gap := range gaps[i] {
+			if gap.Start > trimLo[i] && gap.End < trimHi[i] {
+				g = append(g, gap)
+			}
+		}
 		if len(g) > maxWindows-1 {
 			// Keep the longest maxWindows − 1 gaps, earlier first on ties,
 			// then restore time order.
@@ -382,33 +517,68 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 			}
 			g = kept
 		}
-		if len(g) == 0 {
+		start := trimLo[i]
+		for _, gap := range g {
+			pieces[i] = append(pieces[i], tempora.Window{Start: start, End: gap.Start - 1})
+			start = gap.End + 1
+		}
+		pieces[i] = append(pieces[i], tempora.Window{Start: start, End: trimHi[i]})
+	}
+
+	// Stage 3: with several pieces, each must surely carry more than θ.
+	tests = tests[:0]
+	for i, n := range nodes {
+		if len(pieces[i]) < 2 {
 			continue
+		}
+		for _, p := range pieces[i] {
+			tests = append(tests, n.test(key("piece", p), p, across, perms, stop(thr[i])))
+		}
+	}
+	res, err = run(tests)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range nodes {
+		ps := pieces[i]
+		if len(ps) >= 2 {
+			mine := res[:len(ps)]
+			res = res[len(ps):]
+			var kept []tempora.Window
+			best := 0
+			for k, p := range ps {
+				score, half := interval(mine[k])
+				if score-half > thr[i] {
+					kept = append(kept, p)
+				}
+				if mine[k].Score > mine[best].Score {
+					best = k
+				}
+			}
+			if len(kept) == 0 {
+				kept = []tempora.Window{ps[best]}
+			}
+			ps = kept
 		}
 		w := found[i].window
 		st := func(t int) int { return status[i][t-w.Start] }
 		var ws []located
-		start, startRange := w.Start, found[i].startRange
-		for _, gap := range g {
-			end := gap.Start - 1
-			er := tempora.Window{Start: end, End: end}
-			if st(end) != surelyImportant && end > start {
-				er.Start--
+		for _, p := range ps {
+			sr, er := found[i].startRange, found[i].endRange
+			if p.Start != w.Start {
+				sr = tempora.Window{Start: p.Start, End: p.Start}
+				if st(p.Start) != surelyImportant && p.Start < p.End {
+					sr.End++
+				}
 			}
-			if st(gap.Start) != surelyUnimportant {
-				er.End++
+			if p.End != w.End {
+				er = tempora.Window{Start: p.End, End: p.End}
+				if st(p.End) != surelyImportant && p.End > p.Start {
+					er.Start--
+				}
 			}
-			ws = append(ws, located{window: tempora.Window{Start: start, End: end}, startRange: startRange, endRange: er})
-			start = gap.End + 1
-			startRange = tempora.Window{Start: start, End: start}
-			if st(gap.End) != surelyUnimportant {
-				startRange.Start--
-			}
-			if st(start) != surelyImportant && start < w.End {
-				startRange.End++
-			}
+			ws = append(ws, located{window: p, startRange: sr, endRange: er})
 		}
-		ws = append(ws, located{window: tempora.Window{Start: start, End: w.End}, startRange: startRange, endRange: found[i].endRange})
 		out[i] = ws
 	}
 	return out, probes, nil

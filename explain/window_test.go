@@ -37,10 +37,12 @@ func explainFeature(t *testing.T, cfg explain.TIME, model tempora.Model, data *t
 // (1−γ)/2 = 0.5% at γ = 0.99: the window must stretch in at most 1 of 20
 // seeds (the bar) and never cut the true window. With w = 1 the
 // share is about 0.5%, the threshold itself: the ε-prefix is then
-// important by γ's own definition in about half the seeds, and both rules
-// stretch alike (the one-sided rule removes stretching by noise, not by
-// real importance; lower γ for a tighter window). That regime is logged,
-// not asserted.
+// important by γ's own definition in about half the seeds, and the window
+// search stretches over it with either rule; the default several windows
+// then trim the ε timesteps that surely carry less than θ from the
+// window's start (splitWindows): none of 20 seeds stretches with either
+// rule. The bar, at most 1 of 20 seeds, is asserted for the
+// default (one-sided, several windows) at both weights.
 func TestWindowNoiseWeights(t *testing.T) {
 	if testing.Short() {
 		t.Skip("80 explanations")
@@ -82,7 +84,7 @@ func TestWindowNoiseWeights(t *testing.T) {
 			}
 		}
 		t.Logf("w=%v: stretched windows in %d seeds: one-sided %d, paper %d", wTrue, seeds, stretched[explain.OneSided], stretched[explain.PaperRule])
-		if wTrue == 2 && stretched[explain.OneSided] > 1 {
+		if stretched[explain.OneSided] > 1 {
 			t.Errorf("w=%v: one-sided rule stretched the window in %d of %d seeds, want at most 1", wTrue, stretched[explain.OneSided], seeds)
 		}
 	}

@@ -79,17 +79,8 @@ func curve(truth []bool, scores []float64, step func(tp, fp int)) {
 // (±Inf are ranked as usual). It returns an error wrapping ErrOneClass when
 // truth has a single class.
 func AUROC(truth []bool, scores []float64) (float64, error) {
-	pos, neg, err := checkRanking(truth, scores)
-	if err != nil {
-		return 0, err
-	}
-	var area float64 // in units of one true × one false item
-	ptp, pfp := 0, 0
-	curve(truth, scores, func(tp, fp int) {
-		area += float64(fp-pfp) * float64(tp+ptp) / 2
-		ptp, pfp = tp, fp
-	})
-	return area / (float64(pos) * float64(neg)), nil
+	roc, _, err := rankAreas(truth, scores)
+	return roc, err
 }
 
 // AUPRC returns the average precision of scores against truth, a higher
@@ -106,32 +97,36 @@ func AUROC(truth []bool, scores []float64) (float64, error) {
 // no score may be NaN. It returns an error wrapping ErrOneClass when truth
 // has a single class.
 func AUPRC(truth []bool, scores []float64) (float64, error) {
-	pos, _, err := checkRanking(truth, scores)
+	_, pr, err := rankAreas(truth, scores)
+	return pr, err
+}
+
+// rankAreas returns AUROC and AUPRC of scores against truth from one walk
+// of the curve (one sort).
+func rankAreas(truth []bool, scores []float64) (roc, pr float64, err error) {
+	pos, neg, err := checkRanking(truth, scores)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var ap float64
-	ptp := 0
+	var area, ap float64 // area in units of one true × one false item
+	ptp, pfp := 0, 0
 	curve(truth, scores, func(tp, fp int) {
+		area += float64(fp-pfp) * float64(tp+ptp) / 2
 		if tp > ptp {
 			ap += float64(tp-ptp) / float64(pos) * float64(tp) / float64(tp+fp)
 		}
-		ptp = tp
+		ptp, pfp = tp, fp
 	})
-	return ap, nil
+	return area / (float64(pos) * float64(neg)), ap, nil
 }
 
 // areas appends name-auroc and name-auprc to ms when the truth has both
 // classes, and nothing when it has one.
 func areas(ms []record.Metric, name string, truth []bool, scores []float64) ([]record.Metric, error) {
-	roc, err := AUROC(truth, scores)
+	roc, pr, err := rankAreas(truth, scores)
 	if errors.Is(err, ErrOneClass) {
 		return ms, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	pr, err := AUPRC(truth, scores)
 	if err != nil {
 		return nil, err
 	}
@@ -224,13 +219,9 @@ func InstanceMetrics(truth []bool, attributions []float64, n, d, l int) (Instanc
 		}
 		tc := truth[i*p : (i+1)*p]
 		Preprocess(c, row)
-		roc, err := AUROC(tc, c)
+		roc, pr, err := rankAreas(tc, c)
 		switch {
 		case err == nil:
-			pr, err := AUPRC(tc, c)
-			if err != nil {
-				return a, err
-			}
 			a.CellAUROC += roc
 			a.CellAUPRC += pr
 			a.Cells++
@@ -241,13 +232,9 @@ func InstanceMetrics(truth []bool, attributions []float64, n, d, l int) (Instanc
 		for j := range d {
 			tf[j] = slices.Contains(tc[j*l:(j+1)*l], true)
 		}
-		roc, err = AUROC(tf, f)
+		roc, pr, err = rankAreas(tf, f)
 		switch {
 		case err == nil:
-			pr, err := AUPRC(tf, f)
-			if err != nil {
-				return a, err
-			}
 			a.FeatureAUROC += roc
 			a.FeatureAUPRC += pr
 			a.Features++

@@ -99,6 +99,12 @@ type Record struct {
 	// the problem was generated with.
 	Model int    `json:"model"`
 	Seed  uint64 `json:"seed"`
+	// Alignment is the problem's alignment (tempora.Alignment): which end
+	// of the time axis its sequences of different lengths share, and so
+	// what the timesteps of windows mean. Written only for end-aligned
+	// data ("end"); absent means start, as in every record written before
+	// it existed. A record's explanation, when kept, has the same.
+	Alignment tempora.Alignment `json:"alignment,omitempty"`
 	// Method names the explainer (or its evaluation variant, e.g. TIME-n).
 	Method string `json:"method"`
 	// Metrics are in a fixed order chosen by the writer.
@@ -162,6 +168,12 @@ func (r *Record) Validate() error {
 		if len(e) > MaxKeyElement {
 			return fmt.Errorf("record: key element %.40q… is %d bytes, longer than %d (a file or directory name)", e, len(e), MaxKeyElement)
 		}
+	}
+	if r.Alignment != tempora.AlignStart && r.Alignment != tempora.AlignEnd {
+		return fmt.Errorf("record: invalid alignment %d", int(r.Alignment))
+	}
+	if r.Explanation != nil && r.Explanation.Alignment != r.Alignment {
+		return fmt.Errorf("record: alignment %v, but its explanation's is %v", r.Alignment, r.Explanation.Alignment)
 	}
 	for _, m := range r.Metrics {
 		if m.Name == "" || strings.IndexFunc(m.Name, badUnitRune) >= 0 {
@@ -294,8 +306,13 @@ func (r *Record) Exists(dir string) bool {
 
 // Write saves the record below dir atomically (a temporary file renamed into
 // place), creating directories as needed. It writes the current Format
-// (upgrading a FormatV1 record) and sets r.Checksum.
+// (upgrading a FormatV1 record) and sets r.Checksum. A record left at the
+// default alignment (start) that keeps an end-aligned explanation takes the
+// explanation's alignment.
 func Write(dir string, r *Record) error {
+	if r.Alignment == tempora.AlignStart && r.Explanation != nil {
+		r.Alignment = r.Explanation.Alignment
+	}
 	if err := r.Validate(); err != nil {
 		return err
 	}

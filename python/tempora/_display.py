@@ -77,6 +77,9 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
                 inwin[j, f.window[0]:f.window[1] + 1] = True
         df["in_window"] = inwin.reshape(-1)
         df["important"] = np.repeat([f.important for f in e.features], l)
+        if e.alignment == "end":
+            # End-aligned time: timestep L-1 is every sequence's last step.
+            df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
         return df
     raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
 
@@ -116,7 +119,10 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
                                    linewidth=2 if significant else 1, linestyle="-" if significant else ":"))
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels(labels)
-    ax.set_xlabel("timestep (0-based)")
+    if e.alignment == "end":
+        ax.set_xlabel("timestep (0-based, end-aligned: %d is every sequence's last step)" % (e.num_timesteps - 1))
+    else:
+        ax.set_xlabel("timestep (0-based)")
     ax.set_ylabel("feature")
     title = "%s: importance per feature and timestep" % e.method
     if any(f.window is not None for f in e.features):
@@ -156,9 +162,10 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     if len(order) > limit:
         more = "<p>&hellip; %d more features (to_dataframe() has them all)</p>" % (len(order) - limit)
     a = e.accounting
-    summary = ("<p><b>%s</b>: %d features &times; %d timesteps; important: %s; %d model calls, %d instance "
+    summary = ("<p><b>%s</b>: %d features &times; %d timesteps%s; important: %s; %d model calls, %d instance "
                "evaluations, %.1f s</p>" % (
                    html.escape(e.method), e.num_features, e.num_timesteps,
+                   " (end-aligned)" if e.alignment == "end" else "",
                    html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
                    a.instance_evaluations, a.runtime_seconds))
     warn = "".join("<p>warning: %s</p>" % html.escape(w) for w in e.warnings)

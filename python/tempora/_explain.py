@@ -173,6 +173,7 @@ _SKLEARN = {
 
 def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             method: Optional[str] = None, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
+            alignment: str = "start", mask: Any = None,
             classes: Optional[Sequence[Any]] = None, hierarchy: Optional[Hierarchy] = None,
             seed: Optional[int] = None, workers: Optional[int] = None,
             model_procs: int = 1, model_factory: Optional[Callable[[], Predict]] = None, mp_context: str = "spawn",
@@ -202,17 +203,26 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         predict must give each instance the same prediction whatever batch
         it comes in. It runs in this process, so a model held in a notebook
         is used as is.
-    X : numpy.ndarray, torch.Tensor or pandas.DataFrame
+    X : numpy.ndarray, torch.Tensor, list of arrays or pandas.DataFrame
         The data. An array has shape ``(instances, features, timesteps)``
         (layout="ndl") or ``(instances, timesteps, features)``
-        (layout="nld"); the layout is never guessed. A DataFrame is wide
-        (rows indexed by a MultiIndex ``(instance, time)``, one column per
-        feature) or long (columns ``instance``, ``time`` (or ``timestep``),
-        ``feature``, ``value``; or ``instance``, ``time`` and one column per
-        feature); its feature names come from the columns (in a long
-        frame's feature column: sorted, or in the order of a categorical's
-        categories), instances and times are taken in sorted order, and
-        every instance needs every time.
+        (layout="nld"); the layout is never guessed. A missing value is
+        NaN (±inf is an error). A list holds one 2-D array per instance,
+        ``(features, timesteps)`` (layout="ndl") or ``(timesteps,
+        features)`` ("nld"), of lengths that may differ: each sequence is
+        placed at the start of the time axis (alignment="start") or at its
+        end ("end"), the rest missing. A DataFrame is wide (rows indexed by
+        a MultiIndex ``(instance, time)``, one column per feature) or long
+        (columns ``instance``, ``time`` (or ``timestep``), ``feature``,
+        ``value``; or ``instance``, ``time`` and one column per feature);
+        its feature names come from the columns (in a long frame's feature
+        column: sorted, or in the order of a categorical's categories),
+        instances and times are taken in sorted order, the times of all
+        instances together make the time axis (aligned time: with
+        alignment="end", give times that line the sequences' ends up, such
+        as hours before discharge as negative numbers), and a value NaN or
+        without a row is missing. Every instance needs an observed value
+        and every feature must be observed somewhere.
     y : array-like or pandas.Series
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
@@ -229,6 +239,16 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     feature_names : sequence of str, optional
         D names (default: those of a DataFrame's columns, else "0", "1",
         ...). With a DataFrame, the columns to explain, in this order.
+    alignment : {"start", "end"}, default "start"
+        Which end of the time axis sequences of different lengths share:
+        "start" (timestep 0 is each sequence's first step) or "end" (the
+        last timestep is each sequence's last step). Windows are found and
+        reported in this aligned time; the explanation records it.
+    mask : array-like of booleans or 0/1, optional
+        The observed cells of an array X (1 or True: observed), of X's
+        shape (for a list X, a list of arrays of its arrays' shapes):
+        unobserved cells become NaN before anything else. A DataFrame marks
+        its missing values itself.
     classes : (negative, positive), optional
         The two class labels of y, the positive one second.
     hierarchy : dict, list or path, optional
@@ -323,7 +343,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         predict = model_factory()
     if predict is None:
         raise TypeError("predict must be a model (a function, an estimator, a PyTorch module), got None")
-    data = _input.as_data(X, layout, feature_names)
+    data = _input.as_data(X, layout, feature_names, alignment, mask)
     Xa = data.X
     ya, labels = _input.as_targets(y, task, Xa.shape[0], data.instances, classes)
     predict = _input.as_predict(predict, task, data.layout, labels)
@@ -348,6 +368,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
                 "-json", json_path]
         if table.flag("progress") is not None:  # a program older than progress reports has no -progress
             args.append("-progress=json")
+        if data.alignment != "start":
+            if table.flag("alignment") is None:
+                raise ValueError("alignment=%r needs a tempora program with -alignment; %s is older"
+                                 % (data.alignment, exe))
+            args += ["-alignment", data.alignment]
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
         return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd", "quiet"}, "explain()")

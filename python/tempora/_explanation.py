@@ -147,6 +147,10 @@ class Explanation:
             each feature at each timestep (read-only).
         accounting: an Accounting (model calls, instance evaluations, ...).
         warnings: non-fatal problems reported by the method.
+        alignment: "start" or "end", the alignment of the explained data's
+            sequences: timestep 0 is each sequence's first step ("start"),
+            or timestep num_timesteps-1 is each sequence's last step
+            ("end"); windows and cells are in this aligned time.
         report: the program's text report (what ``tempora explain``
             prints); str(explanation) returns it.
     """
@@ -171,6 +175,7 @@ class Explanation:
             draws=tuple(DrawCount(test=str(c["test"]), tests=int(c["tests"]), draws=int(c["draws"]),
                                   max_draws=int(c["max_draws"])) for c in a.get("draws") or []))
         self.warnings: List[str] = list(doc.get("warnings") or [])
+        self.alignment: str = str(doc.get("alignment") or "start")  # absent for start-aligned data
         self.report = report
 
     @property
@@ -225,7 +230,8 @@ class Explanation:
             with "*" after each significant one, as in the program's CSV). "cells": one row
             per (feature, timestep), with the score, whether the timestep
             lies in the feature's window and whether the feature is
-            important. "groups": the tested groups of a hierarchy, with
+            important (and, for end-aligned data, steps_before_end:
+            num_timesteps-1-timestep). "groups": the tested groups of a hierarchy, with
             their members.
 
         Returns

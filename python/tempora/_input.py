@@ -20,6 +20,12 @@ import numpy.typing as npt
 #: Keras and of PyTorch's batch-first recurrent layers.
 LAYOUTS = ("ndl", "nld")
 
+#: The alignments of sequences of different lengths: "start" (timestep 0
+#: is each sequence's first step; shorter sequences end early) or "end"
+#: (the last timestep is each sequence's last step; shorter sequences
+#: start late).
+ALIGNMENTS = ("start", "end")
+
 #: The column names of a long DataFrame.
 INSTANCE, TIME, FEATURE, VALUE = "instance", "time", "feature", "value"
 _TIME_NAMES = ("time", "timestep")
@@ -47,13 +53,14 @@ def _to_numpy(x: Any) -> Any:
 
 class Data:
     """The data of an explanation: X as (instances, features, timesteps),
-    the feature names (None for the program's default names), the instance
-    ids of a DataFrame (None for an array) and the layout predict receives
-    its batches in."""
+    with NaN for missing values, the feature names (None for the program's
+    default names), the instance ids of a DataFrame (None for an array),
+    the layout predict receives its batches in and the alignment."""
 
     def __init__(self, X: "npt.NDArray[np.float64]", names: Optional[List[str]], instances: Optional[List[Any]],
-                 layout: str) -> None:
+                 layout: str, alignment: str = "start") -> None:
         self.X, self.names, self.instances, self.layout = X, names, instances, layout
+        self.alignment = alignment
 
 
 def _check_names(names: Sequence[Any], what: str) -> List[str]:
@@ -74,28 +81,164 @@ def _finite(X: "npt.NDArray[np.float64]", what: str) -> None:
     bad = ~np.isfinite(X)
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError("%s holds %d NaN or infinite values (the first at index %s); tempora needs finite values"
-                         % (what, int(bad.sum()), at))
+        raise ValueError("%s holds %d NaN or infinite values (the first at index %s); tempora needs finite values "
+                         "(a target may not be missing)" % (what, int(bad.sum()), at))
 
 
-def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] = None) -> Data:
+def _observed(X: "npt.NDArray[np.float64]", instances: Optional[List[Any]], names: Optional[List[str]],
+              where: Any) -> None:
+    """Check data that may have missing values (NaN): no infinity, every
+    instance with an observed value, every feature observed somewhere.
+    where(k) names the position of flat index k of X in the caller's
+    terms."""
+    inf = np.isinf(X)
+    if inf.any():
+        k = int(np.flatnonzero(inf)[0])
+        raise ValueError("X holds %d infinite values (the first at %s); a missing value is NaN, and infinities are "
+                         "errors" % (int(inf.sum()), where(k)))
+    seen = ~np.isnan(X)
+    by_instance = seen.any(axis=(1, 2))
+    if not by_instance.all():
+        i = int(np.flatnonzero(~by_instance)[0])
+        label = repr(instances[i]) if instances is not None else str(i)
+        raise ValueError("X: instance %s has no observed value (every value is NaN or masked)" % label)
+    by_feature = seen.any(axis=(0, 2))
+    if not by_feature.all():
+        j = int(np.flatnonzero(~by_feature)[0])
+        label = repr(names[j]) if names is not None else str(j)
+        raise ValueError("X: feature %s is never observed (every value is NaN or masked)" % label)
+
+
+def _as_mask(mask: Any, shape: Tuple[int, ...], what: str, xwhat: str) -> "npt.NDArray[np.bool_]":
+    """mask (booleans or 0/1, True: observed) as a boolean array of the
+    shape of X (xwhat names X's part in messages)."""
+    try:
+        a = np.asarray(_to_numpy(mask))
+    except (TypeError, ValueError) as exc:
+        raise TypeError("%s must be an array of booleans or 0/1; got %s (%s)" % (what, type(mask).__name__, exc)) \
+            from None
+    if a.shape != shape:
+        raise ValueError("%s has shape %s but %s has shape %s" % (what, a.shape, xwhat, shape))
+    if a.dtype == np.bool_:
+        return a
+    if a.dtype.kind not in "biuf":
+        raise ValueError("%s must hold booleans or 0/1 (1: observed); got values of type %s" % (what, a.dtype))
+    bad = (a != 0) & (a != 1)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError("%s must hold booleans or 0/1 (1: observed); it holds %r at index %s"
+                         % (what, a[at].item(), at))
+    out: "npt.NDArray[np.bool_]" = a == 1
+    return out
+
+
+def _check_alignment(alignment: Any) -> str:
+    if not isinstance(alignment, str) or alignment not in ALIGNMENTS:
+        raise ValueError("alignment must be 'start' (timestep 0 is each sequence's first step) or 'end' (the last "
+                         "timestep is each sequence's last step), got %r" % (alignment,))
+    return alignment
+
+
+def _is_sequence_list(X: Any) -> bool:
+    """Whether X is a list (or tuple) of per-instance 2-D arrays."""
+    if not isinstance(X, (list, tuple)) or not X:
+        return False
+    first = _to_numpy(X[0])
+    return getattr(first, "ndim", None) == 2 or (
+        isinstance(first, (list, tuple)) and bool(first) and isinstance(first[0], (list, tuple))
+        and not (first[0] and isinstance(first[0][0], (list, tuple))))
+
+
+def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt.NDArray[np.float64]":
+    """A list of per-instance 2-D arrays, of lengths that may differ, as
+    one (instances, features, timesteps) array: each sequence placed at
+    the start (alignment="start") or the end ("end") of the time axis,
+    the rest NaN."""
+    shape = "(features, timesteps)" if layout == "ndl" else "(timesteps, features)"
+    if mask is not None and (not isinstance(mask, (list, tuple)) or len(mask) != len(X)):
+        raise ValueError("mask: with a list X, mask is a list of %d arrays, one of the shape of each array of X; "
+                         "got %s" % (len(X), type(mask).__name__ if not isinstance(mask, (list, tuple))
+                                     else "a list of %d" % len(mask)))
+    seqs: List["npt.NDArray[np.float64]"] = []
+    for i, x in enumerate(X):
+        try:
+            a = np.array(_to_numpy(x), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("X[%d] must be a 2-D array %s (layout=%r); got %s (%s)"
+                            % (i, shape, layout, type(x).__name__, exc)) from None
+        if a.ndim != 2:
+            raise ValueError("X[%d] has shape %s: each array of a list X is one instance, %s (layout=%r)"
+                             % (i, a.shape, shape, layout))
+        if mask is not None:
+            a[~_as_mask(mask[i], a.shape, "mask[%d]" % i, "X[%d]" % i)] = np.nan
+        if layout == "nld":
+            a = a.T
+        if a.shape[1] == 0:
+            raise ValueError("X[%d] has no timesteps (shape %s, layout=%r)" % (i, a.shape[::-1] if layout == "nld"
+                                                                               else a.shape, layout))
+        if a.shape[0] != (seqs[0].shape[0] if seqs else a.shape[0]):
+            raise ValueError("X[%d] has %d features but X[0] has %d: each array of a list X is %s (layout=%r), with "
+                             "the same features" % (i, a.shape[0], seqs[0].shape[0], shape, layout))
+        if a.shape[0] == 0:
+            raise ValueError("X[%d] has no features (layout=%r)" % (i, layout))
+        seqs.append(a)
+    d, length = seqs[0].shape[0], max(a.shape[1] for a in seqs)
+    out = np.full((len(seqs), d, length), np.nan)
+    for i, a in enumerate(seqs):
+        n = a.shape[1]
+        if alignment == "start":
+            out[i, :, :n] = a
+        else:
+            out[i, :, length - n:] = a
+    return out
+
+
+def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] = None, alignment: str = "start",
+            mask: Any = None) -> Data:
     """X as tempora's (instances, features, timesteps) float64 array, with
-    its feature names. See tempora.explain for the accepted forms."""
+    NaN for missing values, and its feature names. See tempora.explain for
+    the accepted forms."""
     if layout not in LAYOUTS:
         raise ValueError("layout must be 'ndl' (instances, features, timesteps) or 'nld' (instances, timesteps, "
                          "features), got %r" % (layout,))
+    alignment = _check_alignment(alignment)
     if _is_dataframe(X):
-        return _from_dataframe(X, feature_names)
-    try:
-        Xa = np.asarray(_to_numpy(X), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("X must be a NumPy array of shape (instances, features, timesteps), a PyTorch tensor or a "
-                        "pandas DataFrame; got %s (%s)" % (type(X).__name__, exc)) from None
+        if mask is not None:
+            raise ValueError("mask: a DataFrame X marks its missing values itself (NaN values, or rows left out); "
+                             "mask applies to an array or a list of arrays")
+        data = _from_dataframe(X, feature_names)
+        data.alignment = alignment
+        return data
     shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
-    if Xa.ndim != 3 or min(Xa.shape) == 0:
-        raise ValueError("X must have shape %s (layout=%r), none zero; got %s" % (shape, layout, Xa.shape))
-    if layout == "nld":
-        Xa = Xa.transpose(0, 2, 1)
+    if _is_sequence_list(X):
+        Xa = _from_list(X, layout, alignment, mask)
+
+        def where(k: int) -> str:
+            i, r = divmod(k, Xa.shape[1] * Xa.shape[2])
+            j, t = divmod(r, Xa.shape[2])
+            if alignment == "end":
+                t -= Xa.shape[2] - _from_list_len(X, i, layout)
+            return "X[%d][%d, %d]" % ((i, j, t) if layout == "ndl" else (i, t, j))
+    else:
+        try:
+            Xa = np.asarray(_to_numpy(X), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("X must be a NumPy array of shape (instances, features, timesteps), a PyTorch tensor, a "
+                            "list of per-instance 2-D arrays or a pandas DataFrame; got %s (%s)"
+                            % (type(X).__name__, exc)) from None
+        if Xa.ndim != 3 or min(Xa.shape) == 0:
+            raise ValueError("X must have shape %s (layout=%r), none zero; got %s" % (shape, layout, Xa.shape))
+        if mask is not None:
+            Xa = np.where(_as_mask(mask, Xa.shape, "mask", "X"), Xa, np.nan)  # a copy: X stays as it is
+        nld = layout == "nld"
+        if nld:
+            Xa = Xa.transpose(0, 2, 1)
+        caller = Xa.shape
+
+        def where(k: int) -> str:
+            i, r = divmod(k, caller[1] * caller[2])
+            j, t = divmod(r, caller[2])
+            return "index %s" % ((i, t, j) if nld else (i, j, t),)
     Xa = np.ascontiguousarray(Xa)
     names = None
     if feature_names is not None:
@@ -110,8 +253,14 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
                     else "(instances, features, timesteps)", other)
             raise ValueError("feature_names has %d names but X has %d features: with layout=%r X is %s, features "
                              "on axis %d%s" % (len(names), d, layout, shape, 1 if layout == "ndl" else 2, hint))
-    _finite(Xa, "X")
-    return Data(Xa, names, None, layout)
+    _observed(Xa, None, names, where)
+    return Data(Xa, names, None, layout, alignment)
+
+
+def _from_list_len(X: Sequence[Any], i: int, layout: str) -> int:
+    """The number of timesteps of instance i of a list X."""
+    shape = np.shape(_to_numpy(X[i]))
+    return int(shape[1] if layout == "ndl" else shape[0])
 
 
 def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
@@ -133,9 +282,18 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
             if extra:
                 raise ValueError("X: a long DataFrame has the columns instance, %s, feature, value; it also has %s"
                                  % (tcol, ", ".join(extra)))
-            if df.duplicated([INSTANCE, tcol, FEATURE]).any():
-                raise ValueError("X: the long DataFrame has more than one value for some (instance, %s, feature)"
-                                 % tcol)
+            for c in (INSTANCE, tcol, FEATURE):
+                if df[c].isna().any():
+                    raise ValueError("X: the long DataFrame's %s column has missing values (row %r)"
+                                     % (c, df.index[df[c].isna().to_numpy()][0]))
+            dup = df.duplicated([INSTANCE, tcol, FEATURE], keep=False).to_numpy()
+            if dup.any():
+                first = df[dup].iloc[0]
+                raise ValueError("X: the long DataFrame has %d rows for (instance, %s, feature) = %r; each needs at "
+                                 "most one (leave a missing value out, or give it as NaN)" % (
+                                     int(((df[INSTANCE] == first[INSTANCE]) & (df[tcol] == first[tcol])
+                                          & (df[FEATURE] == first[FEATURE])).sum()),
+                                     tcol, (first[INSTANCE], first[tcol], first[FEATURE])))
             # The features in sorted order (a categorical column: its
             # categories' order), whatever the order of the rows.
             if isinstance(df[FEATURE].dtype, pd.CategoricalDtype):
@@ -143,14 +301,12 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
             else:
                 order = _unique(df[FEATURE].to_numpy())
             wide = df.pivot(index=[INSTANCE, tcol], columns=FEATURE, values=VALUE)
-            wide = wide[order]
-            holes = wide.isna().to_numpy() & ~np.asarray(df[VALUE].isna().any())
-            if holes.any():
-                i, j = np.argwhere(holes)[0]
-                raise ValueError("X: every instance needs a value of every feature at every time: %d of the %d "
-                                 "(instance, %s, feature) rows are missing, e.g. %r" % (
-                                     int(holes.sum()), holes.size, tcol, tuple(wide.index[i]) + (order[j],)))
+            wide = wide[order]  # a (instance, time, feature) without a row is a missing value, NaN
         else:
+            for c in (INSTANCE, tcol):
+                if df[c].isna().any():
+                    raise ValueError("X: the DataFrame's %s column has missing values (row %r)"
+                                     % (c, df.index[df[c].isna().to_numpy()][0]))
             wide = df.set_index([INSTANCE, tcol])
     else:
         raise ValueError("X: a DataFrame must be wide (rows indexed by a MultiIndex (instance, time), one column "
@@ -158,7 +314,8 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
                          "column per feature); got columns %s and a %s index"
                          % (cols, type(df.index).__name__))
     if wide.index.has_duplicates:
-        raise ValueError("X: the DataFrame has more than one row for some (instance, time)")
+        raise ValueError("X: the DataFrame has more than one row for (instance, time) = %r"
+                         % (wide.index[wide.index.duplicated()][0],))
     names = _check_names(wide.columns, "X's columns")
     if feature_names is not None:
         want = _check_names(feature_names, "feature_names")
@@ -172,15 +329,19 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
         raise ValueError("X: the features %s are not numeric" % nonnum)
     instances = sorted(wide.index.get_level_values(0).unique())
     times = sorted(wide.index.get_level_values(1).unique())
+    # An (instance, time) without a row is missing in every feature: the
+    # times are the union of all instances' times (aligned time), so a
+    # shorter sequence is NaN where it has no times.
     full = pd.MultiIndex.from_product([instances, times])
-    if len(wide) != len(full):
-        got = set(wide.index)
-        gap = next(k for k in full if k not in got)
-        raise ValueError("X: every instance needs a row at every time: %d of the %d (instance, time) pairs are "
-                         "missing, e.g. %r" % (len(full) - len(wide), len(full), gap))
     values = wide.reindex(full).to_numpy(dtype=np.float64)
     Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
-    _finite(Xa, "X")
+
+    def where(k: int) -> str:
+        i, r = divmod(k, len(names) * len(times))
+        j, t = divmod(r, len(times))
+        return "instance %r, %s %r, feature %r" % (instances[i], "time", times[t], names[j])
+
+    _observed(Xa, list(instances), names, where)
     return Data(Xa, names, list(instances), "ndl")
 
 

@@ -1,0 +1,160 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// sweepDir holds the committed sweep of the windows suite over the noise
+// weights' scale: its CSV and figure.
+const sweepDir = "../results/reference/windows/sweep"
+
+// TestWindowsSweep runs WindowsSweep (true windows 1 and 2; noise-weight
+// scales 0, 0.02, 0.05 and 0.1; 20 seeds; TIME with one window and with up
+// to three) and compares its CSV with the committed one
+// (results/reference/windows/sweep/windows-sweep.csv; TIME is
+// deterministic, so any change of its windows shows). With -update it
+// rewrites the CSV and draws the figure windows-sweep.png and .svg beside
+// it. It also checks issue 23's bars on the sweep: with noise weights of
+// scale 0.05 and one true window, several windows stretch for at most 2
+// of the 40 relevant features (1 in 20); with two true windows they
+// recover at least 80% exactly at every scale up to 0.05.
+func TestWindowsSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("320 explanations")
+	}
+	rows, err := WindowsSweep(context.Background(), []int{1, 2}, []float64{0, 0.02, 0.05, 0.1}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteWindowsSweepCSV(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("windows sweep:\n%s", buf.String())
+	for _, r := range rows {
+		if r.TIMEWindows != 3 {
+			continue
+		}
+		if r.TrueWindows == 1 && r.NoiseScale == 0.05 && r.Stretched > 2 {
+			t.Errorf("noise weights 0.05, one true window: several windows stretched %d of %d features, want at most 2", r.Stretched, r.Found)
+		}
+		if r.TrueWindows == 2 && r.NoiseScale <= 0.05 && r.ExactRate() < 0.8 {
+			t.Errorf("noise weights %v, two true windows: several windows recovered %d of %d exactly, want at least 80%%", r.NoiseScale, r.Exact, r.Found)
+		}
+	}
+	path := filepath.Join(sweepDir, "windows-sweep.csv")
+	if *update {
+		if err := os.MkdirAll(sweepDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := drawWindowsSweep(filepath.Join(sweepDir, "windows-sweep"), rows); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("windows sweep differs from %s (rerun with -update if the change is intended)", path)
+	}
+}
+
+// drawWindowsSweep draws the exact-window rate (left) and stretch rate
+// (right) against the noise weights' scale, one row per number of true
+// windows, one line per TIME configuration, to path.png and path.svg.
+func drawWindowsSweep(path string, rows []WindowsSweepRow) error {
+	trueWindows := []int{}
+	for _, r := range rows {
+		if len(trueWindows) == 0 || trueWindows[len(trueWindows)-1] != r.TrueWindows {
+			trueWindows = append(trueWindows, r.TrueWindows)
+		}
+	}
+	colors := []color.RGBA{{R: 230, G: 120, B: 0, A: 255}, {R: 31, G: 89, B: 160, A: 255}}
+	names := map[int]string{1: "TIME, one window", 3: "TIME, up to three"}
+	metrics := []struct {
+		title string
+		value func(WindowsSweepRow) float64
+	}{{"exact-window rate", WindowsSweepRow.ExactRate}, {"stretch rate", WindowsSweepRow.StretchRate}}
+	plots := make([][]*plot.Plot, len(trueWindows))
+	for i, k := range trueWindows {
+		for _, m := range metrics {
+			p := plot.New()
+			p.Title.Text = fmt.Sprintf("%s, %d true window(s)", m.title, k)
+			p.X.Label.Text = "noise-weight scale"
+			p.Y.Min, p.Y.Max = -0.03, 1.35 // room for the legend above the lines
+			for c, tw := range []int{1, 3} {
+				var xy plotter.XYs
+				for _, r := range rows {
+					if r.TrueWindows == k && r.TIMEWindows == tw {
+						xy = append(xy, plotter.XY{X: r.NoiseScale, Y: m.value(r)})
+					}
+				}
+				line, pts, err := plotter.NewLinePoints(xy)
+				if err != nil {
+					return err
+				}
+				line.Color, pts.Color = colors[c], colors[c]
+				line.Width = vg.Points(1.5)
+				p.Add(line, pts)
+				p.Legend.Add(names[tw], line, pts)
+			}
+			p.Legend.Top, p.Legend.Left = true, true
+			plots[i] = append(plots[i], p)
+		}
+	}
+	w, h := 9*vg.Inch, vg.Length(len(trueWindows))*3*vg.Inch+0.4*vg.Inch
+	title := "windows suite: TIME's windows against the noise weights' scale (20 seeds, 2 relevant features each)"
+	drawAll := func(dc draw.Canvas) {
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
+		sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 12), XAlign: draw.XCenter,
+			YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+		dc.FillText(sty, vg.Point{X: w / 2, Y: h - 0.08*vg.Inch}, title)
+		body := draw.Crop(dc, 0, 0, 0, -0.4*vg.Inch)
+		tiles := draw.Tiles{Rows: len(plots), Cols: len(metrics), PadX: 0.3 * vg.Inch, PadY: 0.3 * vg.Inch,
+			PadLeft: 0.1 * vg.Inch, PadRight: 0.1 * vg.Inch, PadBottom: 0.1 * vg.Inch}
+		cv := plot.Align(plots, tiles, body)
+		for i := range plots {
+			for j, p := range plots[i] {
+				p.Draw(cv[i][j])
+			}
+		}
+	}
+	png := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150), vgimg.UseBackgroundColor(color.White))
+	drawAll(draw.New(png))
+	if err := writeFigure(path+".png", func(f io.Writer) error { _, err := vgimg.PngCanvas{Canvas: png}.WriteTo(f); return err }); err != nil {
+		return err
+	}
+	svg := vgsvg.New(w, h)
+	drawAll(draw.New(svg))
+	return writeFigure(path+".svg", func(f io.Writer) error { _, err := svg.WriteTo(f); return err })
+}
+
+func writeFigure(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}

@@ -1,0 +1,267 @@
+package tempora
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Missing values. A cell (i, j, t) of a data tensor that was never observed
+// holds NaN, as in NumPy, pandas and scikit-learn; ±Inf is always an error.
+// NaN is the one owner of the observation mask: a mask given separately
+// (a file, a Python argument) is applied at input by writing NaN into the
+// unobserved cells, and every summary below is derived from the NaNs.
+//
+// Sequences of different lengths are the special case of cells missing in
+// every feature at the end (or, end-aligned, at the start) of an instance:
+// the instance's support (Observation.Support) is the span of timesteps it
+// has, and its cells outside the support are padding. The Alignment of a
+// dataset says which end of the time axis the sequences share. Timestep t of
+// an explanation means "t steps from each sequence's start" (AlignStart) or
+// "L−1−t steps before each sequence's end" (AlignEnd); windows are only
+// meaningful in this aligned time.
+
+// Missing reports whether v marks a missing value (NaN).
+func Missing(v float64) bool { return v != v }
+
+// Alignment says how sequences of different lengths share the time axis of
+// a data tensor.
+type Alignment int
+
+const (
+	// AlignStart: timestep 0 is each sequence's first step; shorter
+	// sequences end early and are padded at the end. The default.
+	AlignStart Alignment = iota
+	// AlignEnd: timestep L−1 is each sequence's last step (for example
+	// "hours before discharge"); shorter sequences start late and are
+	// padded at the start.
+	AlignEnd
+)
+
+// String returns "start" or "end".
+func (a Alignment) String() string {
+	switch a {
+	case AlignStart:
+		return "start"
+	case AlignEnd:
+		return "end"
+	}
+	return fmt.Sprintf("Alignment(%d)", int(a))
+}
+
+// ParseAlignment parses "start" or "end".
+func ParseAlignment(s string) (Alignment, error) {
+	switch s {
+	case "start":
+		return AlignStart, nil
+	case "end":
+		return AlignEnd, nil
+	}
+	return 0, fmt.Errorf("tempora: unknown alignment %q (want start or end)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (a Alignment) MarshalText() ([]byte, error) {
+	if a != AlignStart && a != AlignEnd {
+		return nil, fmt.Errorf("tempora: invalid alignment %d", int(a))
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Alignment) UnmarshalText(b []byte) error {
+	v, err := ParseAlignment(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// Observation summarises where a data tensor is observed. It is derived
+// from the NaNs of the tensor by Dataset.Observe and is never edited.
+type Observation struct {
+	M, D, L int
+	// Alignment is the dataset's alignment, which fixes what the supports
+	// are.
+	Alignment Alignment
+	// Support[i] is the span of timesteps instance i has: [0, last] for
+	// AlignStart, where last is the latest timestep at which any feature of
+	// instance i is observed, and [first, L−1] for AlignEnd. Cells outside
+	// the support are padding; cells inside it that hold NaN are missing.
+	Support []Window
+	// Span[j] is the span [first, last] of timesteps at which feature j is
+	// observed in at least one instance. A window of feature j lies inside
+	// its span: outside it, the feature is padding or missing everywhere.
+	Span []Window
+	// Missing[j] counts the missing cells of feature j inside the
+	// instances' supports (padding is not counted); Cells counts all cells
+	// inside the supports, per feature (the sum of the support lengths).
+	Missing []int
+	Cells   int
+}
+
+// Complete reports whether every cell of the tensor is observed: no
+// missing values and every sequence of full length.
+func (o *Observation) Complete() bool {
+	if o.Cells != o.M*o.L {
+		return false
+	}
+	for _, n := range o.Missing {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// VariableLength reports whether some instance's support is shorter than L.
+func (o *Observation) VariableLength() bool { return o.Cells != o.M*o.L }
+
+// MissingRate returns the fraction of feature j's cells inside the
+// instances' supports that are missing.
+func (o *Observation) MissingRate(j int) float64 {
+	if o.Cells == 0 {
+		return 0
+	}
+	return float64(o.Missing[j]) / float64(o.Cells)
+}
+
+// Lengths returns the support length of every instance, in instance order.
+func (o *Observation) Lengths() []int {
+	n := make([]int, len(o.Support))
+	for i, s := range o.Support {
+		n[i] = s.Len()
+	}
+	return n
+}
+
+// LengthQuantiles returns the minimum, median and maximum support length.
+func (o *Observation) LengthQuantiles() (lo, median, hi int) {
+	n := o.Lengths()
+	if len(n) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(n)
+	return n[0], n[len(n)/2], n[len(n)-1]
+}
+
+// observe derives the observation summary of x under alignment a. names
+// gives feature names for messages (nil: indices). It returns an error for
+// ±Inf, an instance with no observed value and a feature never observed.
+func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error) {
+	if a != AlignStart && a != AlignEnd {
+		return nil, fmt.Errorf("tempora: invalid alignment %d", int(a))
+	}
+	m, d, l := x.M, x.D, x.L
+	o := &Observation{M: m, D: d, L: l, Alignment: a, Support: make([]Window, m), Span: make([]Window, d), Missing: make([]int, d)}
+	for j := range o.Span {
+		o.Span[j] = Window{Start: l, End: -1}
+	}
+	nan := make([]int, d) // NaN cells of feature j in instance i
+	for i := range m {
+		first, last := l, -1
+		clear(nan)
+		for j := range d {
+			s := x.Series(i, j)
+			for t, v := range s {
+				switch {
+				case v != v:
+					nan[j]++
+				case math.IsInf(v, 0):
+					return nil, fmt.Errorf("tempora: value at instance %d, feature %s, timestep %d is %v (a missing value is NaN; infinities are errors)", i, name(j), t, v)
+				default:
+					first, last = min(first, t), max(last, t)
+					sp := &o.Span[j]
+					sp.Start, sp.End = min(sp.Start, t), max(sp.End, t)
+				}
+			}
+		}
+		if last < 0 {
+			return nil, fmt.Errorf("tempora: instance %d has no observed value (every value is NaN)", i)
+		}
+		sup := Window{Start: 0, End: last}
+		if a == AlignEnd {
+			sup = Window{Start: first, End: l - 1}
+		}
+		o.Support[i] = sup
+		o.Cells += sup.Len()
+		pad := l - sup.Len()
+		for j := range d {
+			o.Missing[j] += nan[j] - pad
+		}
+	}
+	for j, sp := range o.Span {
+		if sp.End < 0 {
+			return nil, fmt.Errorf("tempora: feature %s is never observed (every value is NaN)", name(j))
+		}
+	}
+	return o, nil
+}
+
+// PermuteInstancesWithin is PermuteInstances for data with missing values,
+// under the rule of docs/decisions.md, decision 19: a sequence's length
+// stays with its instance, and a feature's values move with their
+// missingness. For every instance i and feature j in feats, the cells of
+// [start, end] inside support[i] receive instance perm[i]'s cells (values
+// and NaNs alike); the cells outside support[i], which are padding, keep
+// src's values. A donor's value that would land on the receiver's padding
+// is dropped. With every support equal to [0, L−1] it is PermuteInstances.
+func PermuteInstancesWithin(dst, src *Tensor, feats []int, start, end int, perm []int, support []Window) {
+	checkBlock(dst, src, feats, start, end)
+	if len(perm) != src.M || len(support) != src.M {
+		panic(fmt.Sprintf("tempora: instance permutation of length %d and %d supports for %d instances", len(perm), len(support), src.M))
+	}
+	for i, p := range perm {
+		s, e := max(start, support[i].Start), min(end, support[i].End)
+		for _, j := range feats {
+			do := dst.Index(i, j, start)
+			so := src.Index(i, j, start)
+			w := end - start + 1
+			if s > e {
+				copy(dst.Data[do:do+w], src.Data[so:so+w])
+				continue
+			}
+			// Padding before and after the support keeps the receiver's cells.
+			copy(dst.Data[do:do+s-start], src.Data[so:so+s-start])
+			copy(dst.Data[do+e-start+1:do+w], src.Data[so+e-start+1:so+w])
+			po := src.Index(p, j, s)
+			copy(dst.Data[do+s-start:do+e-start+1], src.Data[po:po+e-s+1])
+		}
+	}
+}
+
+// PermuteTimestepsObserved is PermuteTimesteps for data with missing values:
+// each series' observed values in [start, end] are permuted among its
+// observed positions only, and its missing cells stay missing. The
+// permutation of series (i, j) is the one order induces on its observed
+// positions (the observed offsets taken in the sequence order lists them),
+// so it is uniform on those positions when order is uniform, and it is
+// order itself for a fully observed series: on complete data the result is
+// PermuteTimesteps's.
+func PermuteTimestepsObserved(dst, src *Tensor, feats []int, start, end int, order []int) {
+	checkBlock(dst, src, feats, start, end)
+	if len(order) != end-start+1 {
+		panic(fmt.Sprintf("tempora: timestep permutation of length %d for a window of %d", len(order), end-start+1))
+	}
+	for i := 0; i < src.M; i++ {
+		for _, j := range feats {
+			do := dst.Index(i, j, start)
+			so := src.Index(i, j, start)
+			d, s := dst.Data[do:do+len(order)], src.Data[so:so+len(order)]
+			q := 0
+			for k, v := range s {
+				if v != v {
+					d[k] = v
+					continue
+				}
+				// The next observed offset in order's sequence.
+				for s[order[q]] != s[order[q]] {
+					q++
+				}
+				d[k] = s[order[q]]
+				q++
+			}
+		}
+	}
+}
