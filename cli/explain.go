@@ -56,7 +56,9 @@ redirections (use "sh -c '…'" for those). The program must speak tempora's
 model protocol on its standard input and output (docs/protocol.md).
 
 -model-procs N starts N copies of the program, which answer batches in
-parallel; the results do not depend on N. -model-fd serves the model over
+parallel; the results do not depend on N. -max-batch N sends at most N
+instances per model call (for a model with limited memory; the results do
+not depend on it). -model-fd serves the model over
 socket connections inherited from the process that started tempora instead
 of starting a program (the Python package works this way; see
 docs/protocol.md).
@@ -78,7 +80,7 @@ func (f *paramFlag) Set(s string) error { f.text = s; return nil }
 func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
 
 // realDataFlags are the flags of the -data mode.
-var realDataFlags = append([]string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd"}, dataInputFlagNames...)
+var realDataFlags = append([]string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd", "max-batch"}, dataInputFlagNames...)
 
 type explainFlags struct {
 	problem                              string
@@ -87,6 +89,7 @@ type explainFlags struct {
 	modelTimeout                         time.Duration
 	modelProcs                           int
 	modelFD                              string
+	maxBatch                             int
 	method                               string
 	seed                                 uint64
 	workers                              int
@@ -111,6 +114,7 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
 	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
 	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited socket `fds` (SOCK[:BUF],…; see docs/protocol.md)")
+	fs.IntVar(&f.maxBatch, "max-batch", 0, "most instances per model call with -model-cmd or -model-fd (0: no limit; see docs/protocol.md)")
 	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: "+strings.Join(methods, ", "))
 	fs.Uint64Var(&f.seed, "seed", 0, "run seed of every random stream")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
@@ -178,7 +182,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		if err != nil {
 			return err
 		}
-		pm, err := startModel(ctx, f.modelCmd, f.modelProcs, f.modelFD, procmodel.Options{Timeout: f.modelTimeout, Stderr: stderr}, stderr)
+		pm, err := startModel(ctx, f.modelCmd, f.modelProcs, f.modelFD, procmodel.Options{Timeout: f.modelTimeout, MaxBatch: f.maxBatch, Stderr: stderr}, stderr)
 		if err != nil {
 			return err
 		}
@@ -327,6 +331,8 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return usageErrorf("explain: -workers %d: want 0 (one per CPU) or more", f.workers)
 	case f.modelTimeout < 0:
 		return usageErrorf("explain: -model-timeout %v: want 0 (no limit) or more", f.modelTimeout)
+	case f.maxBatch < 0 || f.maxBatch > procmodel.MaxBatchLimit:
+		return usageErrorf("explain: -max-batch %d: want 0 (no limit) or 1 to %d instances per model call", f.maxBatch, procmodel.MaxBatchLimit)
 	case !slices.Contains(progressFormats, f.progress):
 		return usageErrorf("explain: -progress %q: want %s", f.progress, strings.Join(progressFormats, " or "))
 	}

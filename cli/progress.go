@@ -99,9 +99,13 @@ func startProgress(w io.Writer, format, method string, total int64, exact bool) 
 
 // model returns m counting into p.
 func (p *progressReporter) model(m tempora.Model) tempora.Model {
-	return tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	counted := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 		err := m.Predict(dst, x)
 		p.evals.Add(int64(x.M))
+		return err
+	})
+	return tempora.WithBlocks(counted, m, func(dst []float64, err error) error {
+		p.evals.Add(int64(len(dst)))
 		return err
 	})
 }

@@ -34,6 +34,9 @@ type workspace struct {
 	// the data. A draw of the same block overwrites all of it, so the block
 	// is restored only when the next draw perturbs a different block.
 	dirty *plan
+	// deferred makes draw perturb x and return without evaluating it: the
+	// resident path (resident.go) sends the block and evaluates later.
+	deferred bool
 }
 
 // clean restores the dirty block, if any.
@@ -173,29 +176,24 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		ws.clean(src)
 	}
 	start, end := p.Window.Start, p.Window.End
-	if e.masked {
-		switch {
-		case p.Kind == WithinWindow:
-			for i := range src.M {
-				e.permuteRow(ws.x.Data, i, i, p, perm)
-			}
-		case e.rule == Donor:
-			tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
-		default:
-			tempora.PermuteInstancesWithin(ws.x, src, p.Features, start, end, perm, e.obs.Support)
+	switch {
+	case e.masked && p.Kind == WithinWindow:
+		for i := range src.M {
+			e.permuteRow(ws.x.Data, i, i, p, perm)
 		}
-		ws.dirty = p
-		return e.evaluate(ws, ws.x)
-	}
-	switch p.Kind {
-	case AcrossInstances:
+	case e.masked && e.rule != Donor:
+		tempora.PermuteInstancesWithin(ws.x, src, p.Features, start, end, perm, e.obs.Support)
+	case p.Kind == AcrossInstances:
 		tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
-	case WithinWindow:
+	case p.Kind == WithinWindow:
 		tempora.PermuteTimesteps(ws.x, src, p.Features, start, end, perm)
-	case Conditional:
+	case p.Kind == Conditional:
 		permuteConditional(ws.x, src, 0, p, perm)
 	}
 	ws.dirty = p
+	if ws.deferred {
+		return 0, nil
+	}
 	return e.evaluate(ws, ws.x)
 }
 

@@ -153,6 +153,8 @@ type Engine struct {
 	// strataMu guards strataCache, the Strata rule's strata by window.
 	strataMu    sync.Mutex
 	strataCache map[tempora.Window]*strata
+
+	res residentState // a BlockModel's resident path (resident.go)
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -424,6 +426,12 @@ func schedule(runs []run, items []item) []item {
 // item, or "explain: " and ctx's error when the context stopped the batch
 // before every item ran.
 func (e *Engine) batch(ctx context.Context, runs []run, items []item, means []float64) error {
+	if ok, err := e.resident(); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return e.batchBlocks(ctx, runs, items, means)
+	}
 	nw := min(pool.Workers(e.workers), len(items))
 	for len(e.spaces) < nw {
 		e.spaces = append(e.spaces, e.newWorkspace(true))

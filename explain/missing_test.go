@@ -1,7 +1,9 @@
 package explain_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -197,4 +199,36 @@ func TestWindowsInSpan(t *testing.T) {
 		}
 	}
 	t.Logf("feature 1: windows %v", f.Windows)
+}
+
+// TestResidentMissing checks that on data with missing values TIME's
+// explanation through the resident path (a BlockModel holding the data)
+// equals the native one under every length rule, apart from the model
+// calls counted: the blocks it sends are those of the masked draws.
+func TestResidentMissing(t *testing.T) {
+	x := explain.IrregularData(120, 4, 10, 0.3, tempora.AlignStart, 5)
+	f := observedModel("mean", []float64{1.5, -1, 0, 0}, 1)
+	data := regressionData(t, x, f, 0.3, 5)
+	for _, rule := range []explain.LengthRule{explain.Strata, explain.Receiver, explain.Donor} {
+		cfg := explain.TIME{Seed: 5, Workers: 2, LengthRule: rule}
+		want, err := cfg.Explain(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &holdModel{inner: f}
+		got, err := cfg.Explain(context.Background(), h, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.calls.Load() == 0 || got.Accounting.ModelCalls >= want.Accounting.ModelCalls {
+			t.Errorf("%v: resident path made %d model calls (%d PredictBlocks), native %d; want draws packed", rule, got.Accounting.ModelCalls, h.calls.Load(), want.Accounting.ModelCalls)
+		}
+		got.Accounting.ModelCalls = want.Accounting.ModelCalls
+		got.Accounting.Runtime = want.Accounting.Runtime
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%v: resident explanation differs from the native one:\n%s\n%s", rule, a, b)
+		}
+	}
 }

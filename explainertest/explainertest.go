@@ -29,8 +29,14 @@
 //   - no model call happens after Explain returns (no goroutine is left
 //     running);
 //   - bad input is an error, never a panic or an explanation: targets or
-//     feature names that do not match the data, NaN or infinite data, and a
-//     failing model (whose error must be wrapped, errors.Is).
+//     feature names that do not match the data, infinite data, and a
+//     failing model (whose error must be wrapped, errors.Is);
+//   - a missing value (NaN) is either refused as incomplete data (an error
+//     that is a *method.IncompleteError, method.RequireComplete's) or
+//     explained: with a model that takes NaN the explanation keeps the
+//     shape and finiteness rules above, and a model that fails on NaN has
+//     its error reported (wrapped) or the data refused, never an
+//     explanation.
 //
 // Each run is recovered, so a panic is reported as a broken rule.
 package explainertest
@@ -245,6 +251,56 @@ func (c *checker) consistent(where string, e *tempora.Explanation) {
 	}
 }
 
+// errMissing is the error of a model that cannot take NaN.
+var errMissing = errors.New("explainertest: the model cannot take a missing value")
+
+// missing checks the rule for data with a missing value: a refusal as
+// incomplete data, or an explanation with a model that takes NaN (here
+// model with NaN read as 0) and an error with one that fails on it.
+func (c *checker) missing(where string, data *tempora.Dataset, model tempora.Model) {
+	refused := func(err error) bool {
+		var inc *method.IncompleteError
+		return errors.As(err, &inc)
+	}
+	takesNaN := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		y := x.Clone()
+		for k, v := range y.Data {
+			if v != v {
+				y.Data[k] = 0
+			}
+		}
+		return model.Predict(dst, y)
+	})
+	e, err := c.explain(context.Background(), 2, takesNaN, data)
+	switch {
+	case err != nil && strings.HasPrefix(err.Error(), "panic: "):
+		c.fail("%s: data with a missing value: %v", where, err)
+	case err != nil && !refused(err):
+		c.fail("%s: data with a missing value and a model that takes NaN: error %q, want an explanation or a refusal of incomplete data (method.RequireComplete)", where, err)
+	case err == nil:
+		if err := method.CheckExplanation(e, data); err != nil {
+			c.fail("%s: data with a missing value: %v", where, err)
+		}
+	}
+	failsOnNaN := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for _, v := range x.Data {
+			if v != v {
+				return errMissing
+			}
+		}
+		return model.Predict(dst, x)
+	})
+	e, err = c.explain(context.Background(), 2, failsOnNaN, data)
+	switch {
+	case err == nil:
+		c.fail("%s: data with a missing value and a model that fails on NaN: no error (%s)", where, describe(e))
+	case strings.HasPrefix(err.Error(), "panic: "):
+		c.fail("%s: data with a missing value: %v", where, err)
+	case !refused(err) && !errors.Is(err, errMissing):
+		c.fail("%s: data with a missing value and a model that fails on NaN: error %q neither refuses the data nor wraps the model's error", where, err)
+	}
+}
+
 // cancellation checks that a cancelled context ends Explain with its error.
 func (c *checker) cancellation(where string, data *tempora.Dataset, model tempora.Model, calls int64) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -303,13 +359,15 @@ func (c *checker) badInput(where string, data *tempora.Dataset, model tempora.Mo
 	names.FeatureNames = []string{"only"}
 	bad("one feature name for several features", &names, model, nil)
 
-	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+	withValue := func(v float64) *tempora.Dataset {
 		x := data.X.Clone()
 		x.Set(x.M/2, 1, 1, v)
 		d := *data
 		d.X = x
-		bad(fmt.Sprintf("data holding %v", v), &d, model, nil)
+		return &d
 	}
+	bad("data holding +Inf", withValue(math.Inf(1)), model, nil)
+	c.missing(where, withValue(math.NaN()), model)
 
 	failing := tempora.ModelFunc(func([]float64, *tempora.Tensor) error { return errModel })
 	bad("a failing model", data, failing, errModel)

@@ -39,7 +39,9 @@ type occlusion struct {
 
 func (o occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	if o.flaw != noValidation && o.flaw != panics {
-		if err := data.Validate(2); err != nil {
+		// A method for complete data refuses missing values with the
+		// one refusal (method.RequireComplete).
+		if err := method.RequireComplete("OCC", data, 2, "it occludes every cell"); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +152,7 @@ func TestFlaws(t *testing.T) {
 		{miscounts, "reports 1 model calls"},
 		{wrongName, `named "Occ", want the method's canonical name "occ"`},
 		{leaks, "model calls after Explain returned"},
-		{panics, "data holding NaN: panic: NaN"},
+		{panics, "data with a missing value: panic: NaN"},
 	} {
 		err := explainertest.Test(occMethod(c.flaw), explainertest.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -134,6 +134,17 @@ func (m *Meter) Predict(dst []float64, x *tempora.Tensor) error {
 	return tempora.CheckPredictions(m.Task, dst)
 }
 
+// blocks counts a PredictBlocks call of a model that holds its data
+// (tempora.WithBlocks) and checks its predictions, as Predict does.
+func (m *Meter) blocks(dst []float64, err error) error {
+	m.calls.Add(1)
+	m.evals.Add(int64(len(dst)))
+	if err != nil {
+		return err
+	}
+	return tempora.CheckPredictions(m.Task, dst)
+}
+
 // Calls returns the number of Predict calls so far.
 func (m *Meter) Calls() int64 { return m.calls.Load() }
 
@@ -154,7 +165,7 @@ func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, dat
 	}
 	meter := &Meter{Model: model, Task: data.Task}
 	start := time.Now()
-	e, err := ex.Explain(ctx, meter, data)
+	e, err := ex.Explain(ctx, tempora.WithBlocks(meter, model, meter.blocks), data)
 	elapsed := time.Since(start)
 	if err != nil {
 		return nil, err

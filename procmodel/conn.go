@@ -63,6 +63,9 @@ type Conn struct {
 	pending chan *connCall // requests written, awaiting their answers in order
 	reader  chan struct{}  // closed when the answer reader has returned
 
+	version uint32          // the protocol version of the model's hello
+	held    *tempora.Tensor // the model's resident data; guarded by wmu
+
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
 	closed bool
@@ -71,11 +74,12 @@ type Conn struct {
 // connCall is one request in flight.
 type connCall struct {
 	dst  []float64
+	hold bool // resident data was sent just before: its acknowledgement comes first
 	sent time.Time
 	done chan error
 }
 
-var _ tempora.Model = (*Conn)(nil)
+var _ tempora.BlockModel = (*Conn)(nil)
 
 // Attach returns a Conn over sock, a connected stream socket (such as an
 // inherited socketpair end), optionally with the shared buffer file shared
@@ -124,10 +128,10 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	if unmap == nil {
 		unmap = func() error { return nil }
 	}
-	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.MaxBatch < 0 {
+	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.MaxBatch < 0 || opts.MaxBatch > MaxBatchLimit {
 		nc.Close()
 		unmap()
-		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
+		return nil, fmt.Errorf("procmodel: option out of range in %+v (MaxBatch at most %d)", opts, MaxBatchLimit)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = opts.Timeout
@@ -144,7 +148,9 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	if opts.StartTimeout > 0 {
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
-	err := c.cause(readHello(r, connEOF), opts.StartTimeout)
+	var err error
+	c.version, err = readHello(r, connEOF)
+	err = c.cause(err, opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
 		c.fail(err)
@@ -169,6 +175,9 @@ func (c *Conn) SharedSize() int { return len(c.shared) }
 // without calling the model.
 func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := checkBatch(dst, x); err != nil {
+		return err
+	}
+	if err := refuseMissing(x, c.version, c.name); err != nil {
 		return err
 	}
 	if err := c.sticky(); err != nil {
@@ -213,14 +222,14 @@ func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
 		var h [sharedRequestHeaderSize]byte
 		copy(h[:], sharedRequestMagic)
 		le := binary.LittleEndian
-		le.PutUint32(h[4:], Version)
+		le.PutUint32(h[4:], c.version)
 		le.PutUint32(h[8:], uint32(x.M))
 		le.PutUint32(h[12:], uint32(x.D))
 		le.PutUint32(h[16:], uint32(x.L))
 		le.PutUint64(h[20:], uint64(offset))
 		_, err = c.conn.Write(h[:])
 	} else {
-		c.wbuf, err = writeRequest(c.conn, c.wbuf, x)
+		c.wbuf, err = writeRequest(c.conn, c.wbuf, x, c.version)
 	}
 	if err != nil {
 		err = c.fail(c.cause(fmt.Errorf("%w while receiving a batch of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
@@ -229,6 +238,130 @@ func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
 	}
 	cl.sent = time.Now()
 	c.pending <- cl // never blocks: at most connDepth calls hold slots
+	c.wmu.Unlock()
+	return <-cl.done
+}
+
+// Version returns the protocol version the model announced.
+func (c *Conn) Version() int { return int(c.version) }
+
+// Hold implements tempora.BlockModel: it returns an error wrapping
+// tempora.ErrNotResident for a model that speaks protocol version 1. The
+// data is sent with the first PredictBlocks call on it.
+func (c *Conn) Hold(x *tempora.Tensor) error {
+	if c.version < versionNaN {
+		return notResident(c.name, c.version)
+	}
+	return nil
+}
+
+// BatchLimit implements tempora.BlockModel: Options.MaxBatch.
+func (c *Conn) BatchLimit() int { return c.opts.MaxBatch }
+
+// PredictBlocks implements tempora.BlockModel. It sends x to the model as
+// resident data when the model does not hold it yet (in front of the first
+// block request on it), then the blocks in requests of at most
+// Options.MaxBatch rows, whose values cross through the shared buffer when
+// they fit a request slot.
+func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
+		return err
+	}
+	if err := c.sticky(); err != nil {
+		return err
+	}
+	if c.version < versionNaN {
+		return notResident(c.name, c.version)
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	if err := c.hold(x); err != nil {
+		return err
+	}
+	return splitBlocks(dst, blocks, c.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
+		return c.callBlocks(dst, x, blocks)
+	})
+}
+
+// hold sends x as resident data through the shared buffer, as a call of
+// its own, when the model does not hold it and it fits a request slot.
+// Otherwise (no buffer, or too large) callBlocks sends it inline, in front
+// of the block request, as it does when another caller's data took its
+// place in between.
+func (c *Conn) hold(x *tempora.Tensor) error {
+	c.wmu.Lock()
+	held := c.held == x
+	c.wmu.Unlock()
+	if held || 8*len(x.Data) > c.slotBytes() {
+		return nil
+	}
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	offset := slot * c.slotBytes()
+	putShared(c.shared[offset:], x.Data)
+	cl := &connCall{done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	if c.held == x {
+		c.wmu.Unlock()
+		return nil
+	}
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	var err error
+	if c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, offset); err != nil {
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving resident data of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
+	}
+	c.held = x
+	cl.sent = time.Now()
+	c.pending <- cl
+	c.wmu.Unlock()
+	return <-cl.done
+}
+
+// callBlocks sends one block request (and the resident data before it if
+// the model does not hold x) and waits for its answer.
+func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	rows, vals, _ := checkBlocks(dst, x, blocks)
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	var shared []byte
+	offset := slot * c.slotBytes()
+	if 8*vals <= c.slotBytes() {
+		shared = c.shared[offset : offset+8*vals]
+	}
+	cl := &connCall{dst: dst, done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	var err error
+	if c.held != x {
+		cl.hold = true
+		c.held = x
+		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
+	}
+	if err == nil {
+		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, c.version, shared, offset)
+	}
+	if err != nil {
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, len(blocks), rows, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
+	}
+	cl.sent = time.Now()
+	c.pending <- cl
 	c.wmu.Unlock()
 	return <-cl.done
 }
@@ -253,7 +386,12 @@ func (c *Conn) readAnswers(r *bufio.Reader) {
 			c.conn.SetReadDeadline(later(cl.sent, last).Add(d))
 		}
 		var err error
-		buf, err = readAnswer(r, buf, cl.dst, connEOF)
+		if cl.hold {
+			buf, err = readAnswer(r, buf, nil, connEOF)
+		}
+		if err == nil {
+			buf, err = readAnswer(r, buf, cl.dst, connEOF)
+		}
 		last = time.Now()
 		if err != nil {
 			err = c.fail(c.cause(err, c.opts.Timeout))

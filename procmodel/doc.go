@@ -14,10 +14,21 @@
 //	                                    in row-major order: (i, j, t) at (i·D+j)·L+t
 //	answer   (child)                    "TMPR" 0 M, then M predictions, or
 //	                                    "TMPR" 1 n, then an n-byte UTF-8 error message
+//	resident (parent, version 2)        "TMPD" 2 M D L S offset, then M·D·L values
+//	                                    (S = 0) or none (S = 1: shared buffer);
+//	                                    answered with "TMPR" 0 0
+//	blocks   (parent, version 2)        "TMPP" 2 K R V S offset, K block descriptors
+//	                                    (lo hi start end F, then F features), then
+//	                                    V values (S = 0) or none (S = 1: shared buffer);
+//	                                    answered with R predictions
 //	shutdown (parent)                   closes the child's standard input
 //
 // Predictions are probabilities of class 1 for classification and real
-// values for regression. Version is 1.
+// values for regression. Version is 2; models that announce version 1 are
+// served with version 1 requests, and a batch holding a missing value (NaN)
+// is refused for them before it is sent. Model, Conn and Pool implement
+// tempora.BlockModel for version 2 models: the data is sent once, then
+// each draw of an explainer as the block it perturbs.
 //
 // # Use
 //

@@ -52,6 +52,43 @@ var sumModel = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 	return nil
 })
 
+// windowModel is issue 22's model: the mean of features 0 to 4 (or all,
+// if fewer) over timesteps L/4 to L/2 − 1 (L/4 alone for L < 4), as cheap
+// per instance as a NumPy model.
+var windowModel = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	lo := x.L / 4
+	hi := max(lo, x.L/2-1)
+	nf := min(5, x.D)
+	for i := range dst {
+		var v float64
+		for j := range nf {
+			for _, s := range x.Window(i, j, lo, hi) {
+				v += s
+			}
+		}
+		dst[i] = v / float64(nf*(hi-lo+1))
+	}
+	return nil
+})
+
+// nanCounter predicts the number of missing values (NaN) of an instance,
+// and fails for an instance whose values are all missing.
+var nanCounter = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	for i := range dst {
+		n := 0
+		for _, v := range x.Instance(i) {
+			if v != v {
+				n++
+			}
+		}
+		if n == x.D*x.L {
+			return fmt.Errorf("instance %d has no observed value", i)
+		}
+		dst[i] = float64(n)
+	}
+	return nil
+})
+
 func helperMain(mode string) {
 	in, out := os.Stdin, os.Stdout
 	hello := func() {
@@ -113,6 +150,36 @@ func helperMain(mode string) {
 		binary.LittleEndian.PutUint32(h[4:], 99)
 		out.Write(h[:])
 		time.Sleep(time.Hour)
+	case "v1":
+		// A model of protocol version 1, as served before version 2.
+		var h [helloSize]byte
+		copy(h[:], helloMagic)
+		binary.LittleEndian.PutUint32(h[4:], 1)
+		out.Write(h[:])
+		for {
+			var h [requestHeaderSize]byte
+			if _, err := io.ReadFull(br, h[:]); err != nil {
+				os.Exit(0)
+			}
+			m, d, l, err := parseRequestHeader(h[:])
+			if err != nil || binary.LittleEndian.Uint32(h[4:]) != 1 {
+				fmt.Fprintln(os.Stderr, "helper: not a version 1 request:", err)
+				os.Exit(4)
+			}
+			x := &tempora.Tensor{M: m, D: d, L: l, Data: make([]float64, m*d*l)}
+			readFloats(br, nil, x.Data)
+			pred := make([]float64, m)
+			sumModel(pred, x)
+			o := binary.LittleEndian.AppendUint32([]byte(responseMagic), statusOK)
+			o = binary.LittleEndian.AppendUint32(o, uint32(m))
+			o = append(o, make([]byte, 8*m)...)
+			putFloats(o[responseHeaderSize:], pred)
+			out.Write(o)
+		}
+	case "serve-window":
+		Serve(in, out, windowModel)
+	case "count-nan":
+		Serve(in, out, nanCounter)
 	case "hang":
 		hello()
 		readRequest()

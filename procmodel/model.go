@@ -36,6 +36,10 @@ var (
 	ErrClosed = errors.New("procmodel: model is closed")
 )
 
+// MaxBatchLimit is the largest Options.MaxBatch: the most predictions one
+// answer frame carries.
+const MaxBatchLimit = maxValues
+
 // DefaultCloseTimeout is the time Close gives the child to exit after its
 // standard input is closed when Options.CloseTimeout is zero.
 const DefaultCloseTimeout = 5 * time.Second
@@ -62,8 +66,10 @@ type Options struct {
 	// DefaultCloseTimeout.
 	CloseTimeout time.Duration
 	// MaxBatch, if positive, splits a Predict call into requests of at most
-	// MaxBatch instances (for models with limited memory). Zero means
-	// one request per call.
+	// MaxBatch instances (for models with limited memory), and so does
+	// PredictBlocks with the rows of its blocks; explainers pack draws
+	// into calls of at most that many instances (BatchLimit). Zero means
+	// one request per call. It is at most MaxBatchLimit.
 	MaxBatch int
 	// Stderr receives the child's standard error as it is written. Nil
 	// means os.Stderr; use io.Discard to silence the child. The last
@@ -94,14 +100,17 @@ type Model struct {
 	exited chan struct{} // closed when cmd.Wait has returned
 	wait   error         // cmd.Wait's result, set before exited is closed
 
+	version uint32 // the protocol version of the child's hello
+
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
 	wbuf   []byte
 	rbuf   []byte
 	closed bool
+	held   *tempora.Tensor // the child's resident data (version 2)
 }
 
-var _ tempora.Model = (*Model)(nil)
+var _ tempora.BlockModel = (*Model)(nil)
 
 // Start starts command (the program and its arguments, e.g. from
 // SplitCommand) as a child process in its own process group and waits for
@@ -120,6 +129,9 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 	}
 	if opts.Timeout < 0 || opts.StartTimeout < 0 || opts.CloseTimeout < 0 || opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("procmodel: negative option in %+v", opts)
+	}
+	if opts.MaxBatch > MaxBatchLimit {
+		return nil, fmt.Errorf("procmodel: MaxBatch %d: at most %d instances per call", opts.MaxBatch, MaxBatchLimit)
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = opts.Timeout
@@ -179,7 +191,10 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 		close(m.exited)
 	}()
 
-	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() error { return readHello(m.stdout, eofText) })
+	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() (err error) {
+		m.version, err = readHello(m.stdout, eofText)
+		return err
+	})
 	if err != nil {
 		return nil, m.fail(err)
 	}
@@ -189,11 +204,17 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 // Pid returns the process id of the child.
 func (m *Model) Pid() int { return m.pid }
 
+// Version returns the protocol version the child announced.
+func (m *Model) Version() int { return int(m.version) }
+
 // Predict writes the child's predictions for x into dst, which must have
 // length x.M. It implements tempora.Model. An empty batch is answered
 // without calling the child.
 func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := checkBatch(dst, x); err != nil {
+		return err
+	}
+	if err := refuseMissing(x, m.version, m.name); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -223,11 +244,73 @@ func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 // roundTrip sends one request and reads its answer into dst.
 func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	var err error
-	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x); err != nil {
+	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x, m.version); err != nil {
 		return fmt.Errorf("%w while receiving a batch of %d instances: %v", ErrExited, x.M, err)
 	}
 	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
 	return err
+}
+
+// Hold implements tempora.BlockModel: it returns an error wrapping
+// tempora.ErrNotResident for a child that speaks protocol version 1. The
+// data is sent with the first PredictBlocks call on it.
+func (m *Model) Hold(x *tempora.Tensor) error {
+	if m.version < versionNaN {
+		return notResident(m.name, m.version)
+	}
+	return nil
+}
+
+// BatchLimit implements tempora.BlockModel: Options.MaxBatch.
+func (m *Model) BatchLimit() int { return m.opts.MaxBatch }
+
+// PredictBlocks implements tempora.BlockModel. It sends x to the child as
+// resident data when the child does not hold it yet, then the blocks in
+// requests of at most Options.MaxBatch rows.
+func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	if m.version < versionNaN {
+		return notResident(m.name, m.version)
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	if m.held != x {
+		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to resident data of %d instances", x.M), func() error {
+			var err error
+			if m.wbuf, err = writeResident(m.stdin, m.wbuf, x, m.version, -1); err != nil {
+				return fmt.Errorf("%w while receiving resident data of %d instances: %v", ErrExited, x.M, err)
+			}
+			m.rbuf, err = readAnswer(m.stdout, m.rbuf, nil, eofText)
+			return err
+		})
+		if err != nil {
+			return m.fail(err)
+		}
+		m.held = x
+	}
+	return splitBlocks(dst, blocks, m.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
+		rows, vals, _ := checkBlocks(dst, x, blocks)
+		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to %d blocks of %d instances", len(blocks), rows), func() error {
+			var err error
+			if m.wbuf, err = writeBlocks(m.stdin, m.wbuf, blocks, rows, vals, m.version, nil, 0); err != nil {
+				return fmt.Errorf("%w while receiving %d blocks of %d instances: %v", ErrExited, len(blocks), rows, err)
+			}
+			m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
+			return err
+		})
+		if err != nil {
+			return m.fail(err)
+		}
+		return nil
+	})
 }
 
 // withTimeout runs f, killing the child if it takes longer than d (no limit

@@ -39,7 +39,7 @@ type Pool struct {
 	closed bool
 }
 
-var _ tempora.Model = (*Pool)(nil)
+var _ tempora.BlockModel = (*Pool)(nil)
 
 // NewPool returns a pool of the given members, which it owns from then on
 // (Close closes them). It returns an error if members is empty or holds a
@@ -125,6 +125,64 @@ func (p *Pool) Predict(dst []float64, x *tempora.Tensor) error {
 	err := m.Predict(dst, x)
 	p.idle <- m
 	if err != nil {
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = err
+		}
+		err = p.err
+		p.mu.Unlock()
+	}
+	return err
+}
+
+// Hold implements tempora.BlockModel: it holds x in every member, and
+// returns an error wrapping tempora.ErrNotResident if a member cannot hold
+// data (a model process that speaks protocol version 1).
+func (p *Pool) Hold(x *tempora.Tensor) error {
+	if err := p.sticky(); err != nil {
+		return err
+	}
+	for i, m := range p.members {
+		bm, ok := m.(tempora.BlockModel)
+		if !ok {
+			return fmt.Errorf("%w: pool model %d", tempora.ErrNotResident, i)
+		}
+		if err := bm.Hold(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BatchLimit implements tempora.BlockModel: the smallest positive limit of
+// the members, 0 if none has one.
+func (p *Pool) BatchLimit() int {
+	limit := 0
+	for _, m := range p.members {
+		if bm, ok := m.(tempora.BlockModel); ok {
+			if l := bm.BatchLimit(); l > 0 && (limit == 0 || l < limit) {
+				limit = l
+			}
+		}
+	}
+	return limit
+}
+
+// PredictBlocks implements tempora.BlockModel: it hands the whole call to
+// an idle member, like Predict.
+func (p *Pool) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	if err := p.sticky(); err != nil {
+		return err
+	}
+	m := <-p.idle
+	var err error
+	if bm, ok := m.(tempora.BlockModel); ok {
+		err = bm.PredictBlocks(dst, x, blocks)
+	} else {
+		err = fmt.Errorf("%w: a pool model", tempora.ErrNotResident)
+	}
+	p.idle <- m
+	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
 		p.mu.Lock()
 		if p.err == nil {
 			p.err = err

@@ -14,9 +14,16 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
-// Version is the protocol version this package speaks. It is carried by the
-// hello frame and by every request.
-const Version = 1
+// Version is the protocol version this package speaks: Serve announces it
+// in its hello frame, and Start and Attach accept models that announce it
+// or OldestVersion (docs/protocol.md). Every request carries the version
+// its model announced.
+const Version = 2
+
+// OldestVersion is the oldest protocol version a model may announce.
+// Version 1 has no resident data (so no PredictBlocks) and cannot carry
+// missing values (NaN): a batch holding NaN is refused before it is sent.
+const OldestVersion = 1
 
 // Frame magics: four ASCII bytes at the start of every frame.
 const (
@@ -53,11 +60,17 @@ const chunkValues = 1 << 15
 
 // writeRequest writes the request frame for x to w, encoding through buf
 // (grown as needed and returned for reuse).
-func writeRequest(w io.Writer, buf []byte, x *tempora.Tensor) ([]byte, error) {
+func writeRequest(w io.Writer, buf []byte, x *tempora.Tensor, version uint32) ([]byte, error) {
+	return writeTensor(w, buf, requestMagic, x, version)
+}
+
+// writeTensor writes a frame of the request layout (magic, version, M, D,
+// L, values) for x: a request or a resident data frame.
+func writeTensor(w io.Writer, buf []byte, magic string, x *tempora.Tensor, version uint32) ([]byte, error) {
 	buf = grow(buf, requestHeaderSize+8*min(len(x.Data), chunkValues))
-	copy(buf, requestMagic)
+	copy(buf, magic)
 	le := binary.LittleEndian
-	le.PutUint32(buf[4:], Version)
+	le.PutUint32(buf[4:], version)
 	le.PutUint32(buf[8:], uint32(x.M))
 	le.PutUint32(buf[12:], uint32(x.D))
 	le.PutUint32(buf[16:], uint32(x.L))
@@ -112,24 +125,26 @@ func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byt
 	return dst, buf, nil
 }
 
-// readHello reads and checks the hello frame. ended describes an error that
+// readHello reads and checks the hello frame and returns the version the
+// model announced (OldestVersion to Version). ended describes an error that
 // ends the stream early (end of file) for the message; other errors, such as
 // a deadline, are kept as they are.
-func readHello(r io.Reader, ended func(error) error) error {
+func readHello(r io.Reader, ended func(error) error) (uint32, error) {
 	var h [helloSize]byte
 	if n, err := io.ReadFull(r, h[:]); err != nil {
 		if n > 0 {
-			return fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
+			return 0, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
 		}
-		return fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
+		return 0, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
 	}
 	if string(h[:4]) != helloMagic {
-		return fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
+		return 0, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
 	}
-	if v := binary.LittleEndian.Uint32(h[4:]); v != Version {
-		return fmt.Errorf("%w: model speaks protocol version %d, want %d", ErrProtocol, v, Version)
+	v := binary.LittleEndian.Uint32(h[4:])
+	if v < OldestVersion || v > Version {
+		return 0, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks versions %d to %d (see docs/protocol.md)", ErrProtocol, v, OldestVersion, Version)
 	}
-	return nil
+	return v, nil
 }
 
 // readAnswer reads the answer to a request of len(dst) instances from r into
@@ -183,7 +198,7 @@ func modelMessage(b []byte) string {
 // appendRequest appends the request frame for x to buf (for tests).
 func appendRequest(buf []byte, x *tempora.Tensor) []byte {
 	var b bytes.Buffer
-	writeRequest(&b, nil, x)
+	writeRequest(&b, nil, x, Version)
 	return append(buf, b.Bytes()...)
 }
 
@@ -211,9 +226,16 @@ func getFloats(dst []float64, b []byte) {
 
 // Serve answers requests read from r with the predictions of m, written to
 // w, until r reaches end of file at a frame boundary, when it returns nil.
-// It first writes the hello frame. It is the Go side of a model program
-// (see examples/gomodel): call it as procmodel.Serve(os.Stdin, os.Stdout, m)
-// once the model is loaded, and write nothing else to standard output.
+// It first writes the hello frame (protocol Version). It is the Go side of
+// a model program (see examples/gomodel): call it as
+// procmodel.Serve(os.Stdin, os.Stdout, m) once the model is loaded, and
+// write nothing else to standard output.
+//
+// Serve answers requests of either version, keeps resident data (a "TMPD"
+// frame) and answers block requests ("TMPP") by applying each block to a
+// working copy of the resident rows, calling m.Predict on those rows and
+// restoring them (docs/protocol.md). Missing values (NaN) reach m as they
+// are.
 //
 // An error returned by m.Predict is sent to the parent as an error frame and
 // serving continues. A malformed request is answered with an error frame and
@@ -230,20 +252,61 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 		return fmt.Errorf("procmodel: writing hello: %w", err)
 	}
 	var (
-		hdr  [requestHeaderSize]byte
+		hdr  [blocksHeaderSize]byte
 		raw  []byte
 		x    tempora.Tensor
 		pred []float64
 		out  []byte
+		res  resident
 	)
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		if _, err := io.ReadFull(br, hdr[:requestHeaderSize]); err != nil {
 			if err == io.EOF {
 				return nil
 			}
 			return fmt.Errorf("procmodel: reading request header: %w", err)
 		}
-		m0, d, l, err := parseRequestHeader(hdr[:])
+		switch string(hdr[:4]) {
+		case residentMagic:
+			if _, err := io.ReadFull(br, hdr[requestHeaderSize:residentHeaderSize]); err != nil {
+				return fmt.Errorf("procmodel: reading a resident data header: %w", truncatedText(err))
+			}
+			if err := res.read(br, hdr[:residentHeaderSize], nil); err != nil {
+				if errors.Is(err, errStream) {
+					return err
+				}
+				writeError(bw, err.Error())
+				return err
+			}
+			if err := writeAnswer(bw, &out, nil); err != nil {
+				return err
+			}
+			continue
+		case blocksMagic:
+			if _, err := io.ReadFull(br, hdr[requestHeaderSize:]); err != nil {
+				return fmt.Errorf("procmodel: reading a block request header: %w", truncatedText(err))
+			}
+			req, err := res.readBlocks(br, hdr[:], nil)
+			if err != nil {
+				if errors.Is(err, errStream) {
+					return err
+				}
+				writeError(bw, err.Error())
+				return err
+			}
+			pred = growFloats(pred, req.rows)
+			if err := res.predict(m, pred, req.blocks); err != nil {
+				if err := writeError(bw, err.Error()); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := writeAnswer(bw, &out, pred); err != nil {
+				return err
+			}
+			continue
+		}
+		m0, d, l, err := parseRequestHeader(hdr[:requestHeaderSize])
 		if err != nil {
 			writeError(bw, err.Error())
 			return err
@@ -258,26 +321,40 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 			// The parent is gone or broken: no answer.
 			return fmt.Errorf("procmodel: reading the %d values of a %d×%d×%d request: %w", n, m0, d, l, truncatedText(err))
 		}
-		if cap(pred) < m0 {
-			pred = make([]float64, m0)
-		}
-		pred = pred[:m0]
+		pred = growFloats(pred, m0)
 		if err := m.Predict(pred, &x); err != nil {
 			if err := writeError(bw, err.Error()); err != nil {
 				return err
 			}
 			continue
 		}
-		out = grow(out, responseHeaderSize+8*m0)
-		copy(out, responseMagic)
-		binary.LittleEndian.PutUint32(out[4:], statusOK)
-		binary.LittleEndian.PutUint32(out[8:], uint32(m0))
-		putFloats(out[responseHeaderSize:], pred)
-		bw.Write(out)
-		if err := bw.Flush(); err != nil {
-			return fmt.Errorf("procmodel: writing answer: %w", err)
+		if err := writeAnswer(bw, &out, pred); err != nil {
+			return err
 		}
 	}
+}
+
+// writeAnswer writes an answer frame with the predictions pred (none for
+// the acknowledgement of resident data), encoding through *out.
+func writeAnswer(bw *bufio.Writer, out *[]byte, pred []float64) error {
+	*out = grow(*out, responseHeaderSize+8*len(pred))
+	b := *out
+	copy(b, responseMagic)
+	binary.LittleEndian.PutUint32(b[4:], statusOK)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(pred)))
+	putFloats(b[responseHeaderSize:], pred)
+	bw.Write(b)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("procmodel: writing answer: %w", err)
+	}
+	return nil
+}
+
+func growFloats(v []float64, n int) []float64 {
+	if cap(v) < n {
+		return make([]float64, n)
+	}
+	return v[:n]
 }
 
 // parseRequestHeader checks a request header and returns its M, D and L:
@@ -286,17 +363,23 @@ func parseRequestHeader(h []byte) (m, d, l int, err error) {
 	if string(h[:4]) != requestMagic {
 		return 0, 0, 0, fmt.Errorf("procmodel: bad request magic %q, want %q", h[:4], requestMagic)
 	}
+	return parseShape(h, "request")
+}
+
+// parseShape checks the version, M, D and L of a header of the request
+// layout (a request or resident data, named what).
+func parseShape(h []byte, what string) (m, d, l int, err error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v != Version {
-		return 0, 0, 0, fmt.Errorf("procmodel: request has protocol version %d, want %d", v, Version)
+	if v := le.Uint32(h[4:]); v < OldestVersion || v > Version {
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, Version)
 	}
 	m, d, l = int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	if m == 0 || d == 0 || l == 0 {
-		return 0, 0, 0, fmt.Errorf("procmodel: request has shape %d×%d×%d; M, D and L must be at least 1", m, d, l)
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has shape %d×%d×%d; M, D and L must be at least 1", what, m, d, l)
 	}
 	// Each factor is below 2^32, so the checks cannot overflow.
 	if d > maxValues/m || l > maxValues/(m*d) {
-		return 0, 0, 0, fmt.Errorf("procmodel: request has shape %d×%d×%d, more than %d values", m, d, l, maxValues)
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has shape %d×%d×%d, more than %d values", what, m, d, l, maxValues)
 	}
 	return m, d, l, nil
 }

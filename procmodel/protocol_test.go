@@ -82,7 +82,7 @@ func TestRequestLayout(t *testing.T) {
 	x, _ := tempora.TensorFrom(1, 1, 2, []float64{1, -2})
 	got := appendRequest(nil, x)
 	want := []byte{
-		'T', 'M', 'P', 'Q', 1, 0, 0, 0, // magic, version
+		'T', 'M', 'P', 'Q', 2, 0, 0, 0, // magic, version
 		1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, // M, D, L
 		0, 0, 0, 0, 0, 0, 0xf0, 0x3f, // 1.0
 		0, 0, 0, 0, 0, 0, 0, 0xc0, // -2.0

@@ -6,6 +6,9 @@
 //
 // explains it like any other model. A model in Go needs only to build its
 // tempora.Model and call procmodel.Serve(os.Stdin, os.Stdout, model).
+// Serve speaks protocol version 2: it keeps the data tempora sends once and
+// applies the perturbed blocks of later requests to its own copy before
+// calling Predict, and a missing value reaches Predict as NaN.
 //
 // Usage:
 //

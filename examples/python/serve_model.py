@@ -27,6 +27,12 @@ numpy.asarray accepts, of shape (M,) or (M, 1) (a PyTorch tensor is detached
 first). If predict raises, the exception is sent to tempora, which stops with
 that error.
 
+serve speaks version 2 of the protocol: a missing value reaches predict as
+NaN (a model that cannot take NaN raises, and tempora shows its message), and
+tempora sends the data once and then only the cells a permutation changes;
+serve applies them to its own copy of the data before calling predict, so
+predict sees whole batches as always.
+
 Standard output carries the protocol, so importing this module claims it
 (tempora.claim_stdout): everything else written there (print, C libraries
 writing to file descriptor 1) goes to standard error. Import it before

@@ -15,7 +15,7 @@ KeyboardInterrupt inside it becomes ModelInterrupt too.
 
 import re
 import threading
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from ._binary import ModelError
 
@@ -84,14 +84,21 @@ class Guard:
         self.timeout = timeout
         self.name = name
         self._cond = threading.Condition()
-        self._job: Optional[Tuple[Any]] = None  # (batch,) waiting for the helper thread
+        self._job: Optional[Tuple[Callable[[], Any]]] = None  # (job,) waiting for the helper thread
         self._result: Optional[Tuple[bool, Any]] = None  # (ok, value) of the last call
         self._thread: Optional[threading.Thread] = None
 
     def __call__(self, batch: Any) -> Any:
+        return self.run(lambda: self.predict(batch), batch)
+
+    def run(self, job: Callable[[], Any], batch: Any) -> Any:
+        """Run job(), which calls self.predict (once, or once per block of
+        a block request), as one guarded call: in the helper thread with
+        the time limit, or here without one. batch names the call in
+        messages."""
         if not self.timeout or self.timeout <= 0:
             try:
-                return self.predict(batch)
+                return job()
             except KeyboardInterrupt as exc:
                 raise ModelInterrupt("KeyboardInterrupt during %s" % describe(self.name, batch)) from exc
         if self._thread is None:
@@ -99,7 +106,7 @@ class Guard:
             self._thread.start()
         with self._cond:
             self._result = None
-            self._job = (batch,)
+            self._job = (job,)
             self._cond.notify_all()
         try:
             with self._cond:
@@ -134,13 +141,13 @@ class Guard:
                 if self._thread is not me:
                     return
                 assert self._job is not None
-                (batch,), self._job = self._job, None
+                (job,), self._job = self._job, None
             result: Tuple[bool, Any]
             try:
-                result = (True, self.predict(batch))
+                result = (True, job())
             except BaseException as exc:  # handed to the caller
                 result = (False, exc)
-            del batch
+            del job
             with self._cond:
                 if self._thread is not me:
                     return  # abandoned: nobody waits for the result

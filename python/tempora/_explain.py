@@ -293,7 +293,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         timedelta or Go duration text. sequential=False with
         permutations=50 gives the paper's fixed-P tests.
         ``print(tempora.method_doc(method))`` documents them with their
-        types, defaults and ranges, from the program's own table.
+        types, defaults and ranges, from the program's own table. The
+        program's own ``max_batch`` (``-max-batch``) bounds the instances
+        per model call (default: none; the explanation does not depend on
+        it): predict is called on at most that many instances at once.
 
     Returns
     -------

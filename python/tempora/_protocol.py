@@ -1,7 +1,9 @@
 """tempora's model protocol (docs/protocol.md in the repository), both sides.
 
 The model side (serve_stream) answers request frames with the predictions of
-a Python callable; it runs over a socket connected to the tempora program
+a Python callable, and keeps the resident data of protocol version 2 (a
+"TMPD" frame), to which it applies the blocks of block requests ("TMPP")
+before predicting them; it runs over a socket connected to the tempora program
 (with an optional shared buffer holding the request values) or over standard
 input and output. The tempora side (Client) sends batches to a model program
 such as ``tempora serve`` and reads its answers.
@@ -12,7 +14,7 @@ import os
 import socket
 import struct
 import sys
-from typing import IO, Any, Callable, Optional
+from typing import IO, Any, Callable, List, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -21,20 +23,28 @@ import numpy.typing as npt
 #: returns M predictions (anything numpy.asarray accepts, or a tensor).
 Predict = Callable[["npt.NDArray[np.float64]"], Any]
 
-VERSION = 1
+VERSION = 2  # the version this side announces
+OLDEST_VERSION = 1  # the oldest version a model may announce to a Client
 HELLO_MAGIC = b"TMPH"
 REQUEST_MAGIC = b"TMPQ"  # values follow the header
 SHARED_REQUEST_MAGIC = b"TMPM"  # values are in the shared buffer
+RESIDENT_MAGIC = b"TMPD"  # version 2: the data block requests refer to
+BLOCKS_MAGIC = b"TMPP"  # version 2: blocks of the resident data to predict
 ANSWER_MAGIC = b"TMPR"
 STATUS_OK = 0
 STATUS_ERROR = 1
 MAX_VALUES = 1 << 31
 MAX_MESSAGE = 1 << 20
+MAX_BLOCKS = 1 << 20
+VALUES_INLINE, VALUES_SHARED = 0, 1
 
 HELLO = struct.pack("<4sI", HELLO_MAGIC, VERSION)
 _REQUEST = struct.Struct("<4sIIII")  # magic, version, M, D, L
 _OFFSET = struct.Struct("<Q")  # a shared request's values: byte offset in the buffer
+_BLOCKS_REST = struct.Struct("<IQ")  # after magic, version, K, R, V: S, offset (a block request's header is 32 bytes)
+_BLOCK = struct.Struct("<IIIII")  # lo, hi, start, end, F; then F feature indices
 _ANSWER = struct.Struct("<4sII")  # magic, status, count
+_CHUNK = 1 << 20  # bytes read at a time for values of an untrusted count
 
 
 class ProtocolError(Exception):
@@ -66,6 +76,13 @@ def encode_answer(pred: Any, m: int) -> bytes:
     pred may be anything numpy.asarray accepts (a PyTorch tensor is
     detached and moved to the CPU first), of shape (m,) or (m, 1).
     """
+    out = _predictions(pred, m)
+    return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, m) + out.tobytes()
+
+
+def _predictions(pred: Any, m: int) -> "npt.NDArray[np.float64]":
+    """predict's result on m instances as a little-endian float64 array of
+    shape (m,)."""
     if not isinstance(pred, np.ndarray):
         if hasattr(pred, "detach"):
             pred = pred.detach()
@@ -77,12 +94,214 @@ def encode_answer(pred: Any, m: int) -> bytes:
     if out.shape != (m,):
         raise ValueError("predict returned an array of shape %s for a batch of %d instances; want (%d,)"
                          % (out.shape, m, m))
-    return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, m) + out.tobytes()
+    return out
 
 
 def describe_exception(exc: BaseException) -> str:
     """Name an exception the way the error frame reports it."""
     return "predict raised %s: %s" % (type(exc).__name__, exc)
+
+
+def _read_growing(readinto: Callable[[memoryview], Optional[int]], nbytes: int) -> bytearray:
+    """Read nbytes, growing the buffer (doubling from 16 MiB) as they
+    arrive, so that a corrupt count costs no more than about twice what the
+    input holds."""
+    buf = bytearray(min(nbytes, 1 << 24))
+    got = 0
+    while got < nbytes:
+        if got == len(buf):
+            buf.extend(bytes(min(len(buf), nbytes - len(buf))))
+        view = memoryview(buf)[got:]
+        k = readinto(view)
+        del view
+        if not k:
+            raise ProtocolError("input ended in the middle of a frame (%d of %d value bytes)" % (got, nbytes))
+        got += k
+    return buf
+
+
+#: A parsed block: rows lo to hi, its features, timesteps start to end
+#: (inclusive), and its values of shape (hi - lo, len(features), end - start + 1).
+_Block = Tuple[int, int, List[int], int, int, "npt.NDArray[np.float64]"]
+
+
+class _Resident:
+    """The model side's resident data (version 2): a working copy of the
+    data of the last resident data frame, to which blocks are applied (the
+    original values of the block it holds perturbed are kept aside)."""
+
+    def __init__(self) -> None:
+        self.x: Optional["npt.NDArray[np.float64]"] = None
+        self.work: Optional["npt.NDArray[np.float64]"] = None
+        # The block the working copy holds perturbed: ((lo, hi, features,
+        # start, end), runs of _runs, the original values of each run), or
+        # None when it equals the data.
+        self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]],
+                                   List["npt.NDArray[np.float64]"]]] = None
+
+    def read(self, readinto: Callable[[memoryview], Optional[int]], version: int, m: int, d: int, l: int,
+             shared: Optional[mmap.mmap]) -> None:
+        """Read the rest of a resident data frame (after magic, version, M,
+        D and L)."""
+        rest = bytearray(_BLOCKS_REST.size)
+        if not _read_exactly(readinto, memoryview(rest)):
+            raise ProtocolError("input ended after a resident data header")
+        where, offset = _BLOCKS_REST.unpack(rest)
+        n = m * d * l
+        if version < 2 or version > VERSION:
+            raise _Malformed("resident data frame with protocol version %d; resident data needs version 2" % version)
+        if m == 0 or d == 0 or l == 0 or n > MAX_VALUES:
+            raise _Malformed("resident data has unusable shape %dx%dx%d" % (m, d, l))
+        if where == VALUES_INLINE and offset != 0:
+            raise _Malformed("resident data with inline values has offset %d, want 0" % offset)
+        if where == VALUES_SHARED and (shared is None or offset % 8 or offset + 8 * n > len(shared)):
+            raise _Malformed("resident data's %d values at offset %d do not fit the shared buffer (%d bytes)"
+                             % (n, offset, 0 if shared is None else len(shared)))
+        if where not in (VALUES_INLINE, VALUES_SHARED):
+            raise _Malformed("resident data with unknown value source %d (want 0, inline, or 1, shared)" % where)
+        if where == VALUES_SHARED:
+            assert shared is not None
+            x = np.frombuffer(shared, dtype="<f8", count=n, offset=offset).astype(np.float64)  # a copy
+        else:
+            x = np.frombuffer(_read_growing(readinto, 8 * n), dtype="<f8").astype(np.float64, copy=False)
+        # One copy of the data: the working copy, whose perturbed block is
+        # restored from a saved copy of that block's original values.
+        self.work = x.reshape(m, d, l)
+        self.x = self.work
+        self.dirty = None
+
+    def read_blocks(self, readinto: Callable[[memoryview], Optional[int]], version: int, k: int, rows: int, vals: int,
+                    shared: Optional[mmap.mmap]) -> List[_Block]:
+        """Read the rest of a block request (after magic, version, K, R and
+        V) and return its blocks as (lo, hi, features, start, end, values)."""
+        rest = bytearray(_BLOCKS_REST.size)
+        if not _read_exactly(readinto, memoryview(rest)):
+            raise ProtocolError("input ended after a block request header")
+        where, offset = _BLOCKS_REST.unpack(rest)
+        if version < 2 or version > VERSION:
+            raise _Malformed("block request with protocol version %d, want 2" % version)
+        if self.x is None:
+            raise _Malformed("block request before any resident data frame (TMPD)")
+        if not 1 <= k <= MAX_BLOCKS:
+            raise _Malformed("block request with %d blocks, want 1 to %d" % (k, MAX_BLOCKS))
+        if not k <= rows <= MAX_VALUES:
+            raise _Malformed("block request with %d blocks announces %d rows, want %d to %d" % (k, rows, k, MAX_VALUES))
+        if not k <= vals <= MAX_VALUES:
+            raise _Malformed("block request with %d blocks announces %d values, want %d to %d" % (k, vals, k, MAX_VALUES))
+        if where == VALUES_INLINE and offset != 0:
+            raise _Malformed("block request with inline values has offset %d, want 0" % offset)
+        if where == VALUES_SHARED and (shared is None or offset % 8 or offset + 8 * vals > len(shared)):
+            raise _Malformed("block request's %d values at offset %d do not fit the shared buffer (%d bytes)"
+                             % (vals, offset, 0 if shared is None else len(shared)))
+        if where not in (VALUES_INLINE, VALUES_SHARED):
+            raise _Malformed("block request with unknown value source %d (want 0, inline, or 1, shared)" % where)
+        m, d, l = self.x.shape
+        descs = []
+        got_rows = got_vals = 0
+        head = bytearray(_BLOCK.size)
+        for b in range(k):
+            if not _read_exactly(readinto, memoryview(head)):
+                raise ProtocolError("input ended in block %d of %d" % (b, k))
+            lo, hi, start, end, nf = _BLOCK.unpack(head)
+            if lo >= hi or hi > m:
+                raise _Malformed("block %d has rows [%d, %d), resident data has %d instances" % (b, lo, hi, m))
+            if start > end or end >= l:
+                raise _Malformed("block %d has timesteps [%d, %d], resident data has %d" % (b, start, end, l))
+            if not 1 <= nf <= d:
+                raise _Malformed("block %d has %d features, resident data has %d" % (b, nf, d))
+            fb = bytearray(4 * nf)
+            if not _read_exactly(readinto, memoryview(fb)):
+                raise ProtocolError("input ended in the features of block %d" % b)
+            feats = list(struct.unpack("<%dI" % nf, fb))
+            for j in feats:
+                if j >= d:
+                    raise _Malformed("block %d lists feature %d, resident data has %d" % (b, j, d))
+            if len(set(feats)) != nf:
+                raise _Malformed("block %d lists a feature twice" % b)
+            got_rows += hi - lo
+            got_vals += (hi - lo) * nf * (end - start + 1)
+            if got_rows > rows or got_vals > vals:
+                raise _Malformed("blocks 0 to %d hold %d rows and %d values, more than the %d and %d announced"
+                                 % (b, got_rows, got_vals, rows, vals))
+            descs.append((lo, hi, feats, start, end))
+        if got_rows != rows or got_vals != vals:
+            raise _Malformed("blocks hold %d rows and %d values, the header announced %d and %d"
+                             % (got_rows, got_vals, rows, vals))
+        if where == VALUES_SHARED:
+            assert shared is not None
+            # A view of the shared buffer: tempora leaves it alone until
+            # the answer, and the blocks are applied before that.
+            values = np.frombuffer(shared, dtype="<f8", count=vals, offset=offset).astype(np.float64, copy=False)
+        else:
+            values = np.frombuffer(_read_growing(readinto, 8 * vals), dtype="<f8").astype(np.float64, copy=False)
+        out = []
+        at = 0
+        for lo, hi, feats, start, end in descs:
+            n = (hi - lo) * len(feats) * (end - start + 1)
+            out.append((lo, hi, feats, start, end, values[at:at + n].reshape(hi - lo, len(feats), end - start + 1)))
+            at += n
+        return out
+
+    def predict(self, predict: Predict, blocks: List[_Block]) -> bytes:
+        """Predict each block on the working copy and return the answer.
+        When predict is a guarded call (tempora.explain's, with a run
+        method), the whole request is one guarded call."""
+        run = getattr(predict, "run", None)
+        inner = getattr(predict, "predict", None)
+        if run is not None and inner is not None:
+            assert self.work is not None
+            lo, hi = blocks[0][0], blocks[0][1]
+            return run(lambda: self._predict(inner, blocks), self.work[lo:hi])  # type: ignore[no-any-return]
+        return self._predict(predict, blocks)
+
+    def _predict(self, predict: Predict, blocks: List[_Block]) -> bytes:
+        work = self.work
+        assert work is not None
+        parts = []
+        for lo, hi, feats, start, end, vals in blocks:
+            key = (lo, hi, tuple(feats), start, end)
+            if self.dirty is not None and self.dirty[0] != key:
+                self.clean()
+            runs = _runs(feats)
+            # The working copy differs from the data in this block until a
+            # block of other cells comes (a block of the same cells
+            # overwrites all of them): restoring only then halves the copies
+            # of the many draws of one test.
+            if self.dirty is None:
+                self.dirty = (key, runs, [work[lo:hi, j0:j1, start:end + 1].copy() for _, j0, j1 in runs])
+            for f0, j0, j1 in runs:
+                work[lo:hi, j0:j1, start:end + 1] = vals[:, f0:f0 + j1 - j0]
+            batch = work[lo:hi]
+            parts.append(_predictions(predict(batch), hi - lo))
+            del batch
+        out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, len(out)) + out.tobytes()
+
+    def clean(self) -> None:
+        """Restore the working copy's perturbed block, if any."""
+        if self.dirty is not None:
+            assert self.work is not None
+            (lo, hi, _, start, end), runs, saved = self.dirty
+            for (_, j0, j1), orig in zip(runs, saved):
+                self.work[lo:hi, j0:j1, start:end + 1] = orig
+            self.dirty = None
+
+
+def _runs(feats: List[int]) -> List[Tuple[int, int, int]]:
+    """Split a block's feature list into runs of consecutive indices, as
+    (position in the list, first feature, one past the last), so that each
+    run is a plain slice of the data (no fancy-indexing copies)."""
+    runs = []
+    f0 = 0
+    for f in range(1, len(feats) + 1):
+        if f == len(feats) or feats[f] != feats[f - 1] + 1:
+            runs.append((f0, feats[f0], feats[f - 1] + 1))
+            f0 = f
+    return runs
+
+
+class _Malformed(ProtocolError):
+    """A request that is complete but invalid: answered with an error."""
 
 
 def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int]], sendall: Callable[[bytes], Any],
@@ -104,6 +323,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
     offset = bytearray(_OFFSET.size)
     oview = memoryview(offset)
     inline = bytearray()
+    resident = _Resident()
     first = None
     while True:
         try:
@@ -112,6 +332,30 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
         except ConnectionResetError:
             return first  # tempora has gone without reading everything we sent
         magic, version, m, d, l = _REQUEST.unpack(header)
+        if magic in (RESIDENT_MAGIC, BLOCKS_MAGIC):
+            try:
+                if magic == RESIDENT_MAGIC:
+                    resident.read(readinto, version, m, d, l, shared)
+                    frame = _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, 0)
+                else:
+                    blocks = resident.read_blocks(readinto, version, m, d, l, shared)
+                    if first is not None:
+                        frame = encode_error("not evaluated: " + describe_exception(first))
+                    else:
+                        try:
+                            frame = resident.predict(predict, blocks)
+                        except Exception as exc:  # reported to tempora, which stops
+                            first = exc
+                            frame = encode_error(describe_exception(exc))
+                    del blocks
+            except _Malformed as exc:
+                sendall(encode_error(str(exc)))
+                raise
+            try:
+                sendall(frame)
+            except (BrokenPipeError, ConnectionResetError):
+                return first
+            continue
         n = m * d * l
         off = 0
         if magic == SHARED_REQUEST_MAGIC:
@@ -119,7 +363,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
                 raise ProtocolError("input ended after a request header")
             off = _OFFSET.unpack(offset)[0]
         problem = None
-        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or version != VERSION:
+        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or not OLDEST_VERSION <= version <= VERSION:
             problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
         elif d == 0 or l == 0 or n > MAX_VALUES:
             problem = "request has unusable shape %dx%dx%d" % (m, d, l)
@@ -241,8 +485,11 @@ class Client:
         if hello[:4] != HELLO_MAGIC:
             raise ProtocolError("expected the hello frame %r, got %r" % (HELLO_MAGIC, hello))
         version = struct.unpack("<I", hello[4:])[0]
-        if version != VERSION:
-            raise ProtocolError("model speaks protocol version %d, want %d" % (version, VERSION))
+        if not OLDEST_VERSION <= version <= VERSION:
+            raise ProtocolError("model speaks protocol version %d; this package speaks versions %d to %d"
+                                % (version, OLDEST_VERSION, VERSION))
+        #: The protocol version the model announced; requests carry it.
+        self.version = version
 
     def _read(self, n: int, what: str) -> bytearray:
         buf = bytearray(n)
@@ -257,7 +504,10 @@ class Client:
         if x.ndim != 3 or x.shape[0] == 0 or x.shape[1] == 0 or x.shape[2] == 0:
             raise ValueError("batch must have shape (instances, features, timesteps) with none zero, got %s" % (x.shape,))
         m, d, l = x.shape
-        self._w.write(_REQUEST.pack(REQUEST_MAGIC, VERSION, m, d, l))
+        if self.version < 2 and np.isnan(x).any():
+            raise ValueError("the batch holds a missing value (NaN), but the model speaks protocol version 1, "
+                             "which cannot carry missing values; serve it with the current tempora package")
+        self._w.write(_REQUEST.pack(REQUEST_MAGIC, self.version, m, d, l))
         self._w.write(x.data)
         self._w.flush()
         magic, status, count = _ANSWER.unpack(self._read(_ANSWER.size, "answering"))

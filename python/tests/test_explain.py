@@ -114,8 +114,11 @@ class ExplainTest(unittest.TestCase):
         self.assertIsNone(a.window)
         self.assertTrue(np.isnan(a.window_p_value))
         acc = e.accounting
-        self.assertGreater(acc.model_calls, 20)
-        self.assertEqual(acc.instance_evaluations, 400 * acc.model_calls)
+        # The package serves protocol version 2: draws of 400 instances
+        # each, several per model call.
+        self.assertGreater(acc.model_calls, 5)
+        self.assertEqual(acc.instance_evaluations % 400, 0)
+        self.assertGreater(acc.instance_evaluations, 400 * acc.model_calls)
         self.assertGreater(acc.runtime_seconds, 0)
         self.assertFalse(acc.incomplete)
         # Sequential tests (the default): the overall tests stop early on

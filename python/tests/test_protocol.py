@@ -50,7 +50,7 @@ class ServeStreamTest(unittest.TestCase):
         src, sink = io.BytesIO(b"".join(frames)), io.BytesIO()
         first = _protocol.serve_stream(predict, src.readinto, sink.write, shared=shared)
         data = sink.getvalue()
-        self.assertEqual(data[:8], b"TMPH\x01\x00\x00\x00")
+        self.assertEqual(data[:8], b"TMPH\x02\x00\x00\x00")
         return first, answers(data[8:])
 
     def test_inline_and_shared_requests(self):
@@ -130,7 +130,7 @@ class ServeStreamTest(unittest.TestCase):
             ([request(b"TMPM", x)], "does not fit the shared buffer"),
             ([request(b"TMPM", x, 4)], "does not fit the shared buffer"),
             ([struct.pack("<4sIIII", b"TMPQ", 1, 2, 0, 3)], "unusable shape"),
-            ([struct.pack("<4sIIII", b"TMPQ", 2, 2, 1, 3)], "version 2"),
+            ([struct.pack("<4sIIII", b"TMPQ", 3, 2, 1, 3)], "version 3"),
         ]:
             with self.subTest(why=why), self.assertRaisesRegex(_protocol.ProtocolError, why):
                 self.run_stream(frames, _models.additive)

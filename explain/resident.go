@@ -1,0 +1,223 @@
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/pool"
+)
+
+// The resident path. When the model is a tempora.BlockModel that holds the
+// data (a model process of protocol version 2, docs/protocol.md), a draw
+// perturbs the worker's copy of the data exactly as on the native path,
+// then only the perturbed block (the test's features over its window, for
+// every instance) is gathered and sent: the model applies it to its own
+// resident copy and predicts. Several draws, of one test or of several
+// tests of a batch, go in one PredictBlocks call, up to the model's batch
+// limit in instances (BatchLimit; DefaultPackRows without one). A draw of
+// more instances than the limit is cut into blocks of fewer rows, sent in
+// several calls. The predictions are those of Predict on the same
+// perturbed data, and the losses are computed from them as on the native
+// path, so the results are the same; only the accounting's model calls
+// differ.
+
+// DefaultPackRows is the number of instances the resident path packs into
+// one PredictBlocks call when the model sets no batch limit.
+const DefaultPackRows = 1 << 14
+
+// maxPackValues bounds the block values of one PredictBlocks call (32 MiB
+// of float64), whatever the batch limit.
+const maxPackValues = 1 << 22
+
+// residentState is the Engine's resident path: decided once, on the first
+// batch.
+type residentState struct {
+	decided bool
+	model   tempora.BlockModel // nil: the native path
+	bufs    []*packBuf         // one per worker
+	packs   []pack
+}
+
+// pack is the items [a, b) of a batch, sent in one PredictBlocks call (or
+// in several when one draw exceeds the batch limit).
+type pack struct{ a, b int }
+
+// packBuf is one worker's buffers for a pack.
+type packBuf struct {
+	blocks []tempora.Block
+	vals   []float64
+	pred   []float64
+}
+
+// resident reports whether the Engine takes the resident path, deciding
+// it on the first call: the model must be a tempora.BlockModel that holds
+// the data (Hold does not report tempora.ErrNotResident), and every worker
+// must hold a copy of the whole data (the memory budget, see
+// SetMemoryBudget); otherwise draws take the native path. It is called
+// with e.mu held.
+func (e *Engine) resident() (bool, error) {
+	r := &e.res
+	if r.decided {
+		return r.model != nil, nil
+	}
+	r.decided = true
+	bm, ok := e.model.(tempora.BlockModel)
+	if !ok || e.chunkRows() < e.data.X.M {
+		return false, nil
+	}
+	if err := bm.Hold(e.data.X); err != nil {
+		if errors.Is(err, tempora.ErrNotResident) {
+			return false, nil
+		}
+		return false, fmt.Errorf("explain: model: %w", err)
+	}
+	r.model = bm
+	return true, nil
+}
+
+// packRows returns the instances per PredictBlocks call.
+func (e *Engine) packRows() int {
+	if l := e.res.model.BatchLimit(); l > 0 {
+		return l
+	}
+	return DefaultPackRows
+}
+
+// blockValues returns the values of one draw's block of test p.
+func (e *Engine) blockValues(p *plan) int {
+	return e.data.X.M * len(p.Features) * p.Window.Len()
+}
+
+// batchBlocks is batch on the resident path: the items are cut into packs
+// of whole draws, in item order (so the packs, and the accounting, do not
+// depend on the workers), and each worker draws a pack's items on its copy
+// of the data, gathers their blocks, predicts them in one call and
+// evaluates each draw's losses.
+func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, means []float64) error {
+	m := e.data.X.M
+	limit := e.packRows()
+	packs := e.res.packs[:0]
+	for a := 0; a < len(items); {
+		b, rows, vals := a, 0, 0
+		for b < len(items) {
+			v := e.blockValues(runs[items[b].test].plan)
+			if b > a && (rows+m > limit || vals+v > maxPackValues) {
+				break
+			}
+			rows += m
+			vals += v
+			b++
+		}
+		packs = append(packs, pack{a, b})
+		a = b
+	}
+	e.res.packs = packs
+	nw := min(pool.Workers(e.workers), len(packs))
+	for len(e.spaces) < nw {
+		e.spaces = append(e.spaces, e.newWorkspace(true))
+	}
+	for len(e.res.bufs) < nw {
+		e.res.bufs = append(e.res.bufs, &packBuf{})
+	}
+	var ran atomic.Int64
+	err := pool.Run(ctx, nw, len(packs), func(w, k int) error {
+		if err := e.drawPack(e.spaces[w], e.res.bufs[w], runs, items, packs[k], means, limit); err != nil {
+			return err
+		}
+		ran.Add(1)
+		return nil
+	})
+	for _, ws := range e.spaces[:nw] {
+		ws.clean(e.data.X)
+	}
+	if err == nil && int(ran.Load()) < len(packs) {
+		err = ctx.Err()
+	}
+	if err != nil && err == ctx.Err() {
+		return fmt.Errorf("explain: %w", err)
+	}
+	return err
+}
+
+// drawPack draws the items of pk on the worker's copy, gathering each
+// draw's block, predicts the blocks and writes each draw's mean loss into
+// means.
+func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item, pk pack, means []float64, limit int) error {
+	x := ws.x
+	m := x.M
+	vals := 0
+	for _, it := range items[pk.a:pk.b] {
+		vals += e.blockValues(runs[it.test].plan)
+	}
+	if cap(buf.vals) < vals {
+		buf.vals = make([]float64, vals)
+	}
+	buf.vals = buf.vals[:vals]
+	n := (pk.b - pk.a) * m
+	if cap(buf.pred) < n {
+		buf.pred = make([]float64, n)
+	}
+	pred := buf.pred[:n]
+	blocks := buf.blocks[:0]
+	at := 0
+	ws.deferred = true
+	for _, it := range items[pk.a:pk.b] {
+		p := runs[it.test].plan
+		if _, err := e.draw(ws, p, it.draw); err != nil {
+			ws.deferred = false
+			return fmt.Errorf("%w (test %q, draw %d)", err, p.Key, it.draw)
+		}
+		start, end := p.Window.Start, p.Window.End
+		w := end - start + 1
+		per := len(p.Features) * w
+		v := buf.vals[at : at+m*per]
+		k := 0
+		for i := range m {
+			for _, j := range p.Features {
+				o := (i*x.D+j)*x.L + start
+				copy(v[k:k+w], x.Data[o:o+w])
+				k += w
+			}
+		}
+		// Blocks of at most limit rows each.
+		for lo := 0; lo < m; lo += limit {
+			hi := min(lo+limit, m)
+			blocks = append(blocks, tempora.Block{Lo: lo, Hi: hi, Features: p.Features, Start: start, End: end, Values: v[lo*per : hi*per]})
+		}
+		at += m * per
+	}
+	ws.deferred = false
+	buf.blocks = blocks
+	for nan, i := math.NaN(), 0; i < len(pred); i++ {
+		pred[i] = nan
+	}
+	// Calls of at most limit rows: whole blocks (a pack of several draws
+	// has at most limit rows), or the cut blocks of one large draw.
+	first := items[pk.a]
+	for b0, r0 := 0, 0; b0 < len(blocks); {
+		b1, rows := b0, 0
+		for b1 < len(blocks) && (b1 == b0 || rows+blocks[b1].Rows() <= limit) {
+			rows += blocks[b1].Rows()
+			b1++
+		}
+		e.calls.Add(1)
+		e.evals.Add(int64(rows))
+		if err := e.res.model.PredictBlocks(pred[r0:r0+rows], e.data.X, blocks[b0:b1]); err != nil {
+			return fmt.Errorf("explain: model: %w (test %q, draw %d)", err, runs[first.test].plan.Key, first.draw)
+		}
+		b0, r0 = b1, r0+rows
+	}
+	for k, it := range items[pk.a:pk.b] {
+		copy(ws.pred, pred[k*m:(k+1)*m])
+		mean, err := e.evaluate(ws, nil)
+		if err != nil {
+			return fmt.Errorf("%w (test %q, draw %d)", err, runs[it.test].plan.Key, it.draw)
+		}
+		means[pk.a+k] = mean
+	}
+	return nil
+}

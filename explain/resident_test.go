@@ -1,0 +1,221 @@
+package explain_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+)
+
+// holdModel is an in-process tempora.BlockModel around a Model, as a model
+// process of protocol version 2 serves it: it holds the data, applies each
+// block to a working copy of it, predicts the block's rows with the inner
+// model and restores them. It counts the calls and checks every block.
+type holdModel struct {
+	inner tempora.Model
+	limit int
+
+	mu     sync.Mutex
+	held   *tempora.Tensor
+	copies []*tempora.Tensor // free working copies
+	holds  atomic.Int64
+	calls  atomic.Int64
+}
+
+func (h *holdModel) Predict(dst []float64, x *tempora.Tensor) error { return h.inner.Predict(dst, x) }
+
+func (h *holdModel) Hold(x *tempora.Tensor) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holds.Add(1)
+	if h.held != x {
+		h.held, h.copies = x, nil
+	}
+	return nil
+}
+
+func (h *holdModel) BatchLimit() int { return h.limit }
+
+func (h *holdModel) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	h.calls.Add(1)
+	h.mu.Lock()
+	if x != h.held {
+		h.mu.Unlock()
+		return fmt.Errorf("holdModel: blocks of a tensor it does not hold")
+	}
+	var w *tempora.Tensor
+	if n := len(h.copies); n > 0 {
+		w, h.copies = h.copies[n-1], h.copies[:n-1]
+	} else {
+		w = x.Clone()
+	}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.copies = append(h.copies, w)
+		h.mu.Unlock()
+	}()
+	rows := 0
+	for k := range blocks {
+		rows += blocks[k].Rows()
+	}
+	if len(dst) != rows || (h.limit > 0 && rows > h.limit) {
+		return fmt.Errorf("holdModel: %d predictions for %d rows (limit %d)", len(dst), rows, h.limit)
+	}
+	at := 0
+	for k := range blocks {
+		b := &blocks[k]
+		if err := b.Check(x.M, x.D, x.L); err != nil {
+			return err
+		}
+		b.Apply(w)
+		err := h.inner.Predict(dst[at:at+b.Rows()], w.Rows(b.Lo, b.Hi))
+		tempora.RestoreBlock(w, x, b.Features, b.Start, b.End)
+		if err != nil {
+			return err
+		}
+		at += b.Rows()
+	}
+	return nil
+}
+
+// residentTests are tests of every perturbation kind, fixed and
+// sequential, on the benchmark problem's 10 features.
+func residentTests() []explain.Test {
+	var tests []explain.Test
+	for j := range 10 {
+		w := tempora.Window{Start: j, End: j + 6}
+		tests = append(tests,
+			explain.Test{Features: []int{j}, Window: w, Permutations: 40, Key: "across/" + strconv.Itoa(j)},
+			explain.Test{Features: []int{j, (j + 3) % 10}, Window: w, Kind: explain.WithinWindow, Permutations: 30, Key: "within/" + strconv.Itoa(j)},
+			explain.Test{Features: []int{j}, Window: w, Kind: explain.Conditional, Permutations: 20, Key: "cond/" + strconv.Itoa(j)},
+			explain.Test{Features: []int{j}, Window: tempora.Window{Start: 0, End: 19}, Permutations: 60, Key: "seq/" + strconv.Itoa(j), Stop: explain.SequentialStop(0.1, 60)})
+	}
+	return tests
+}
+
+// TestResidentMatchesNative checks that the resident path gives the same
+// test results, bit for bit, as the native path, for several worker counts
+// and batch limits (smaller than one draw, a few draws, none), and that it
+// holds the data once and packs draws into fewer calls than draws.
+func TestResidentMatchesNative(t *testing.T) {
+	data, f := benchProblem(60)
+	tests := residentTests()
+	native, err := explain.NewEngine(f, data, nil, 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := native.Run(context.Background(), tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draws := native.Accounting().ModelCalls - 1
+	for _, workers := range []int{1, 3} {
+		for _, limit := range []int{0, 25, 60, 200} {
+			h := &holdModel{inner: f, limit: limit}
+			eng, err := explain.NewEngine(h, data, nil, 7, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := eng.Run(context.Background(), tests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if fmt.Sprintf("%#v", got[i]) != fmt.Sprintf("%#v", want[i]) {
+					t.Errorf("workers %d, limit %d, test %q: resident %+v, native %+v", workers, limit, tests[i].Key, got[i], want[i])
+				}
+			}
+			if h.holds.Load() != 1 {
+				t.Errorf("workers %d, limit %d: %d holds, want 1", workers, limit, h.holds.Load())
+			}
+			calls := h.calls.Load()
+			switch {
+			case limit == 25 && calls < 3*draws:
+				// A draw of 60 instances takes 3 calls of at most 25.
+				t.Errorf("limit 25: %d calls for %d draws, want at least 3 per draw", calls, draws)
+			case (limit == 0 || limit == 200) && calls >= draws/2:
+				t.Errorf("limit %d: %d calls for %d draws, want draws packed", limit, calls, draws)
+			}
+			acc := eng.Accounting()
+			if acc.ModelCalls != calls+1 || acc.InstanceEvals != native.Accounting().InstanceEvals {
+				t.Errorf("workers %d, limit %d: accounting %+v, want %d calls and %d instance evaluations", workers, limit, acc, calls+1, native.Accounting().InstanceEvals)
+			}
+		}
+	}
+}
+
+// TestResidentTIME checks that TIME's explanation through the resident
+// path equals the native one, apart from the model calls counted.
+func TestResidentTIME(t *testing.T) {
+	data, f := benchProblem(80)
+	for _, cond := range []bool{false, true} {
+		cfg := explain.TIME{Seed: 3, Workers: 2, Conditional: cond}
+		want, err := cfg.Explain(context.Background(), f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{0, 130} {
+			h := &holdModel{inner: f, limit: limit}
+			got, err := cfg.Explain(context.Background(), h, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.calls.Load() == 0 || (limit == 0) != (got.Accounting.ModelCalls < want.Accounting.ModelCalls) {
+				t.Errorf("conditional %v, limit %d: resident path made %d model calls (%d PredictBlocks), native %d", cond, limit, got.Accounting.ModelCalls, h.calls.Load(), want.Accounting.ModelCalls)
+			}
+			got.Accounting.ModelCalls = want.Accounting.ModelCalls
+			got.Accounting.Runtime = want.Accounting.Runtime
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(want)
+			if !bytes.Equal(a, b) {
+				t.Errorf("conditional %v, limit %d: resident explanation differs from the native one:\n%s\n%s", cond, limit, a, b)
+			}
+		}
+	}
+}
+
+// failingBlocks is a BlockModel whose PredictBlocks fails.
+type failingBlocks struct{ holdModel }
+
+func (f *failingBlocks) PredictBlocks([]float64, *tempora.Tensor, []tempora.Block) error {
+	return fmt.Errorf("no luck")
+}
+
+// notHeld is a BlockModel that cannot hold data.
+type notHeld struct{ holdModel }
+
+func (n *notHeld) Hold(*tempora.Tensor) error {
+	return fmt.Errorf("%w: test", tempora.ErrNotResident)
+}
+
+func TestResidentFallbackAndErrors(t *testing.T) {
+	data, f := benchProblem(30)
+	tests := residentTests()[:4]
+	eng, err := explain.NewEngine(&failingBlocks{holdModel{inner: f}}, data, nil, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(context.Background(), tests); err == nil || !bytes.Contains([]byte(err.Error()), []byte("no luck")) {
+		t.Errorf("failing PredictBlocks: error %v", err)
+	}
+	// A model that cannot hold data is served by Predict.
+	n := &notHeld{holdModel{inner: f}}
+	eng, err = explain.NewEngine(n, data, nil, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(context.Background(), tests); err != nil {
+		t.Fatal(err)
+	}
+	if n.calls.Load() != 0 {
+		t.Errorf("PredictBlocks called %d times on a model that cannot hold data", n.calls.Load())
+	}
+}
