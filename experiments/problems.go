@@ -36,11 +36,15 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 			return synth.Config{}, err
 		}
 	}
+	ir, err := irregularOf(spec)
+	if err != nil {
+		return synth.Config{}, err
+	}
 	return synth.Config{
 		Aggregator: agg,
 		Instances:  spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
 		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
-		WindowIndependent: spec.WindowIndependent,
+		WindowIndependent: spec.WindowIndependent, Irregular: ir,
 	}, nil
 }
 

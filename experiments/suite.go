@@ -35,6 +35,11 @@ type ProblemSpec struct {
 	// Noise as above; suite_windowed.go).
 	Windows    int
 	NoiseScale float64
+	// MissingRate, LengthSpread, Alignment ("start" or "end") and
+	// Mechanism ("mcar" or "mnar") make synth.Generate's world irregular
+	// (synth.Irregular) when any is set (suite_irregular.go).
+	MissingRate, LengthSpread float64
+	Alignment, Mechanism      string
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
@@ -65,6 +70,11 @@ type Setting struct {
 	// instance's attributions. Without it only methods with per-instance
 	// attributions (Attribute) get them.
 	Local bool
+	// Refusals records a method that refuses the problem's missing values
+	// (an error before its first model call) as refused
+	// (record.RefusedWarning) instead of stopping the run
+	// (suite_irregular.go).
+	Refusals bool
 
 	// problemKey names the problem among the suite's settings: settings
 	// with equal keys analyse the same problems (testsize-* share one
@@ -185,6 +195,7 @@ var Suites = []*Suite{
 	},
 	localSuite,
 	windowsSuite,
+	irregularSuite,
 }
 
 // LookupSuite returns the named suite.

@@ -1,0 +1,158 @@
+package experiments
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/method"
+	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
+)
+
+// The irregular suite (issue 18): the Table 1 world made irregular by
+// synth.Irregular, sequences of different lengths padded with NaN and
+// cells missing completely at random, with a model that aggregates over
+// observed values only, swept over the missing rate, the length spread and
+// the alignment. A setting's parameters are
+//
+//	missing-rate=0|0.2|0.5 / length-spread=1|2 / alignment=start|end
+//
+// (missing-rate=0, length-spread=1 is complete data, the reference row).
+// Every setting analyses its own problems. A method that refuses data with
+// missing values (an error before its first model call) gets a refused
+// record (record.RefusedWarning) with its message, which the report shows
+// as refused: never a row of zeros, never dropped.
+
+// irregularMethods are the suite's default methods: TIME and the
+// baselines cheap enough for 1000 instances.
+var irregularMethods = []string{"TIME", "TIME-n", "PERM", "PERM-f", "OCC", "SAGE-m"}
+
+var (
+	irregularRates      = []string{"0", "0.2", "0.5"}
+	irregularSpreads    = []string{"1", "2"}
+	irregularAlignments = []string{"start", "end"}
+)
+
+var irregularSuite = &Suite{
+	Name: "irregular", Doc: "irregular data: sequences of different lengths (spread 1 or 2, start- or end-aligned) with 0, 20% or 50% of cells missing at random, Table 1 problems (1000×10×20, 5 relevant, classification) with a model over observed values",
+	Models: 20, QuickModels: 3, Methods: irregularMethods,
+	Time: "about 10 min (estimated)", QuickTime: "about 2 min",
+	settings: irregularSettings,
+}
+
+func irregularSettings(quick bool, _ string) ([]Setting, error) {
+	var out []Setting
+	for _, rate := range irregularRates {
+		for _, spread := range irregularSpreads {
+			for _, align := range irregularAlignments {
+				st := Setting{
+					Params: []record.Param{{Key: "missing-rate", Value: rate}, {Key: "length-spread", Value: spread},
+						{Key: "alignment", Value: align}},
+					Problem:  table1Problem,
+					Quick:    quick,
+					Refusals: true,
+				}
+				for _, p := range st.Params {
+					if err := applyParam(&st, p); err != nil {
+						return nil, err
+					}
+				}
+				st.Problem.Mechanism = "mcar"
+				st.problemKey = st.Key()
+				out = append(out, st)
+			}
+		}
+	}
+	return out, nil
+}
+
+// irregularOf returns the synth.Irregular of spec, nil when spec sets none
+// of its fields.
+func irregularOf(spec ProblemSpec) (*synth.Irregular, error) {
+	if spec.MissingRate == 0 && spec.LengthSpread == 0 && spec.Alignment == "" && spec.Mechanism == "" {
+		return nil, nil
+	}
+	ir := &synth.Irregular{LengthSpread: spec.LengthSpread, MissingRate: spec.MissingRate}
+	if spec.Alignment != "" {
+		a, err := tempora.ParseAlignment(spec.Alignment)
+		if err != nil {
+			return nil, err
+		}
+		ir.Alignment = a
+	}
+	if spec.Mechanism != "" {
+		m, err := synth.ParseMechanism(spec.Mechanism)
+		if err != nil {
+			return nil, err
+		}
+		ir.Mechanism = m
+	}
+	return ir, nil
+}
+
+// countingModel counts the calls that reach a model, so that a failure
+// before the first call (a refusal of the data) can be told from one after
+// it.
+type countingModel struct {
+	tempora.Model
+	calls atomic.Int64
+}
+
+func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
+	c.calls.Add(1)
+	return c.Model.Predict(dst, x)
+}
+
+// refused returns the records of the outputs of a run whose method
+// refused the problem with err.
+func refused(outputs []*method.Method, err error) []*record.Record {
+	var recs []*record.Record
+	for _, m := range outputs {
+		recs = append(recs, &record.Record{
+			Format: record.Format, Method: m.Name, Metrics: []record.Metric{},
+			Incomplete: true, Warnings: []string{record.RefusedWarning + err.Error()},
+		})
+	}
+	return recs
+}
+
+// explainOrRefuse runs the explainer of an item as runItem does. In a
+// setting that records refusals, a method whose explainer cannot be made
+// or that fails before calling the model on data with missing values
+// refused the problem: it returns the refused records instead of an error.
+func explainOrRefuse(ctx context.Context, it *Item, prob *Problem, workers int) (tempora.Explainer, *tempora.Explanation, *tempora.Tensor, []*record.Record, error) {
+	src := it.run.source
+	vals, err := it.Setting.values(src)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	refusable := it.Setting.Refusals && hasMissing(prob.Data.X)
+	ex, err := src.Explainer(method.Config{Seed: it.ExplainerSeed, Workers: workers, Data: prob.Data, Values: vals})
+	if err != nil {
+		if refusable {
+			return nil, nil, nil, refused(it.run.outputs, err), nil
+		}
+		return nil, nil, nil, nil, err
+	}
+	var model tempora.Model = prob.Model
+	counter := &countingModel{Model: prob.Model}
+	if refusable {
+		model = counter
+	}
+	e, local, err := Attribute(ctx, ex, model, prob.Data)
+	if err != nil && ctx.Err() == nil && refusable && counter.calls.Load() == 0 {
+		return nil, nil, nil, refused(it.run.outputs, err), nil
+	}
+	return ex, e, local, nil, err
+}
+
+// hasMissing reports whether x holds a missing value (NaN).
+func hasMissing(x *tempora.Tensor) bool {
+	for _, v := range x.Data {
+		if v != v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package experiments
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tempora-dev/tempora/record"
+)
+
+// TestIrregularSuiteSettings checks the sweep: every missing rate × length
+// spread × alignment, each on its own problems, Table 1's shape, MCAR.
+func TestIrregularSuiteSettings(t *testing.T) {
+	ss, err := irregularSuite.Settings(true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(irregularRates) * len(irregularSpreads) * len(irregularAlignments); len(ss) != want {
+		t.Fatalf("%d settings, want %d", len(ss), want)
+	}
+	keys := map[string]bool{}
+	for _, s := range ss {
+		if keys[s.problemKey] {
+			t.Errorf("problem key %q shared", s.problemKey)
+		}
+		keys[s.problemKey] = true
+		cfg, err := synthConfig(s.Problem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ir := cfg.Irregular
+		if ir == nil || cfg.Instances != 1000 || cfg.Features != 10 || cfg.Timesteps != 20 || !s.Refusals {
+			t.Fatalf("%s: config %+v", s.Key(), cfg)
+		}
+		rate, _ := paramValue(s.Params, "missing-rate")
+		align, _ := paramValue(s.Params, "alignment")
+		if strconv.FormatFloat(ir.MissingRate, 'g', -1, 64) != rate || ir.Alignment.String() != align || ir.Mechanism.String() != "mcar" {
+			t.Errorf("%s: irregular config %+v", s.Key(), ir)
+		}
+	}
+}
+
+func paramValue(ps []record.Param, key string) (string, bool) {
+	for _, p := range ps {
+		if p.Key == key {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// TestIrregularSuiteRun runs the suite at a tiny scale (150 × 4 × 10
+// problems, one model) with TIME and the baselines OCC and SAGE-m: every
+// record is either scored or a refusal with the method's message, never a
+// silent zero row; on the complete setting (rate 0, spread 1) nothing is
+// refused.
+func TestIrregularSuiteRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 36 explanations")
+	}
+	out := t.TempDir()
+	small := func(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+		spec.Instances, spec.Features, spec.Timesteps = 150, 4, 10
+		return synthesise(ctx, spec, seed)
+	}
+	o := Options{Suite: "irregular", Quick: true, Models: 1, Methods: []string{"TIME", "OCC", "SAGE-m"}, Out: out, source: small}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 12 * 3; len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+	refusals := 0
+	for _, r := range recs {
+		msg, ok := r.Refusal()
+		complete := r.Params[0].Value == "0" && r.Params[1].Value == "1"
+		switch {
+		case ok && complete:
+			t.Errorf("%s refused complete data: %s", r.Key(), msg)
+		case ok:
+			refusals++
+			if len(r.Metrics) != 0 || !strings.Contains(msg, "NaN") && !strings.Contains(msg, "missing") {
+				t.Errorf("%s: refusal %q with %d metrics", r.Key(), msg, len(r.Metrics))
+			}
+		case len(r.Metrics) == 0 || r.Incomplete:
+			t.Errorf("%s: neither scored nor refused", r.Key())
+		}
+	}
+	t.Logf("%d of %d records are refusals", refusals, len(recs))
+}
