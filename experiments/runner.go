@@ -240,6 +240,9 @@ func (c *problemCache) get(ctx context.Context, it *Item) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p, err = padded(p, it.Setting.Problem); err != nil {
+		return nil, err
+	}
 	return truthFor(p, it.Setting.Problem)
 }
 

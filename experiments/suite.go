@@ -40,6 +40,11 @@ type ProblemSpec struct {
 	// (synth.Irregular) when any is set (suite_irregular.go).
 	MissingRate, LengthSpread float64
 	Alignment, Mechanism      string
+	// FullWindows is synth.Irregular's; Padding "zeros" presents the
+	// problem padded with zeros to a model that masks all-zero timesteps
+	// (suite_irregular.go), "nan" or empty as generated.
+	FullWindows bool
+	Padding     string
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised

@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/tempora-dev/tempora"
@@ -16,10 +18,13 @@ import (
 // observed values only, swept over the missing rate, the length spread and
 // the alignment. A setting's parameters are
 //
-//	missing-rate=0|0.2|0.5 / length-spread=1|2 / alignment=start|end
+//	missing-rate=0|0.2|0.5 / length-spread=1|2 / alignment=start|end /
+//	full-windows=false / padding=nan
 //
-// (missing-rate=0, length-spread=1 is complete data, the reference row).
-// Every setting analyses its own problems. A method that refuses data with
+// (missing-rate=0, length-spread=1 is complete data, the reference row),
+// each on its own problems, then the padding comparison (irregularSettings):
+// full-windows=true with padding=nan and padding=zeros on the same
+// problems. A method that refuses data with
 // missing values (an error before its first model call) gets a refused
 // record (record.RefusedWarning) with its message, which the report shows
 // as refused: never a row of zeros, never dropped.
@@ -35,45 +40,115 @@ var (
 )
 
 var irregularSuite = &Suite{
-	Name: "irregular", Doc: "irregular data: sequences of different lengths (spread 1 or 2, start- or end-aligned) with 0, 20% or 50% of cells missing at random, Table 1 problems (1000×10×20, 5 relevant, classification) with a model over observed values",
+	Name: "irregular", Doc: "irregular data: sequences of different lengths (spread 1 or 2, start- or end-aligned) with 0, 20% or 50% of cells missing at random, Table 1 problems (1000×10×20, 5 relevant, classification) with a model over observed values; and the same data padded with zeros",
 	Models: 20, QuickModels: 3, Methods: irregularMethods,
 	Time: "about 10 min (estimated)", QuickTime: "about 2 min",
 	settings: irregularSettings,
 }
 
+// irregularSettings returns the sweep, then the padding comparison: at
+// length spread 2 without missing cells, windows over the whole time axis
+// (so that they reach where short sequences are padded), the data with
+// NaN padding and the same data padded with zeros (padding=zeros: a model
+// that masks every all-zero timestep, as a masking layer with mask value 0
+// does, then reads the observed values).
 func irregularSettings(quick bool, _ string) ([]Setting, error) {
 	var out []Setting
+	add := func(rate, spread, align, full, padding string) error {
+		st := Setting{
+			Params: []record.Param{{Key: "missing-rate", Value: rate}, {Key: "length-spread", Value: spread},
+				{Key: "alignment", Value: align}, {Key: "full-windows", Value: full}, {Key: "padding", Value: padding}},
+			Problem:  table1Problem,
+			Quick:    quick,
+			Refusals: true,
+		}
+		for _, p := range st.Params[:3] {
+			if err := applyParam(&st, p); err != nil {
+				return err
+			}
+		}
+		st.Problem.Mechanism = "mcar"
+		st.Problem.FullWindows = full == "true"
+		st.Problem.Padding = padding
+		// Both paddings analyse the same problems.
+		st.problemKey = paramKey(st.Params[:4])
+		out = append(out, st)
+		return nil
+	}
 	for _, rate := range irregularRates {
 		for _, spread := range irregularSpreads {
 			for _, align := range irregularAlignments {
-				st := Setting{
-					Params: []record.Param{{Key: "missing-rate", Value: rate}, {Key: "length-spread", Value: spread},
-						{Key: "alignment", Value: align}},
-					Problem:  table1Problem,
-					Quick:    quick,
-					Refusals: true,
+				if err := add(rate, spread, align, "false", "nan"); err != nil {
+					return nil, err
 				}
-				for _, p := range st.Params {
-					if err := applyParam(&st, p); err != nil {
-						return nil, err
-					}
-				}
-				st.Problem.Mechanism = "mcar"
-				st.problemKey = st.Key()
-				out = append(out, st)
+			}
+		}
+	}
+	for _, align := range irregularAlignments {
+		for _, padding := range []string{"nan", "zeros"} {
+			if err := add("0", "2", align, "true", padding); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return out, nil
 }
 
+// padded returns prob as the setting's padding presents it: itself for
+// "nan" (or none), and for "zeros" its data with every missing cell
+// written as 0 and the model zeroMask, scored against prob's truth.
+func padded(prob *Problem, spec ProblemSpec) (*Problem, error) {
+	switch spec.Padding {
+	case "", "nan":
+		return prob, nil
+	case "zeros":
+	default:
+		return nil, fmt.Errorf("experiments: unknown padding %q (want nan or zeros)", spec.Padding)
+	}
+	d := *prob.Data
+	d.X = prob.Data.X.Clone()
+	for k, v := range d.X.Data {
+		if v != v {
+			d.X.Data[k] = 0
+		}
+	}
+	q := *prob
+	q.Data, q.Model = &d, zeroMask{prob.Model}
+	return &q, nil
+}
+
+// zeroMask is the model a user pads with zeros for: every timestep whose
+// features are all 0 is masked (read as missing, NaN) before the model
+// over observed values sees it. On the zero-padded data of a problem it is
+// that problem's model, unless some observed timestep is all zeros.
+type zeroMask struct{ inner tempora.Model }
+
+func (z zeroMask) Predict(dst []float64, x *tempora.Tensor) error {
+	y := x.Clone()
+	nan := math.NaN()
+	for i := range y.M {
+		for t := range y.L {
+			zero := true
+			for j := 0; j < y.D && zero; j++ {
+				zero = y.At(i, j, t) == 0
+			}
+			if zero {
+				for j := range y.D {
+					y.Set(i, j, t, nan)
+				}
+			}
+		}
+	}
+	return z.inner.Predict(dst, y)
+}
+
 // irregularOf returns the synth.Irregular of spec, nil when spec sets none
 // of its fields.
 func irregularOf(spec ProblemSpec) (*synth.Irregular, error) {
-	if spec.MissingRate == 0 && spec.LengthSpread == 0 && spec.Alignment == "" && spec.Mechanism == "" {
+	if spec.MissingRate == 0 && spec.LengthSpread == 0 && spec.Alignment == "" && spec.Mechanism == "" && !spec.FullWindows {
 		return nil, nil
 	}
-	ir := &synth.Irregular{LengthSpread: spec.LengthSpread, MissingRate: spec.MissingRate}
+	ir := &synth.Irregular{LengthSpread: spec.LengthSpread, MissingRate: spec.MissingRate, FullWindows: spec.FullWindows}
 	if spec.Alignment != "" {
 		a, err := tempora.ParseAlignment(spec.Alignment)
 		if err != nil {

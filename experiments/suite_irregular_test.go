@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,15 +17,19 @@ func TestIrregularSuiteSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(irregularRates) * len(irregularSpreads) * len(irregularAlignments); len(ss) != want {
+	sweep := len(irregularRates) * len(irregularSpreads) * len(irregularAlignments)
+	if want := sweep + 2*len(irregularAlignments); len(ss) != want {
 		t.Fatalf("%d settings, want %d", len(ss), want)
 	}
-	keys := map[string]bool{}
-	for _, s := range ss {
-		if keys[s.problemKey] {
-			t.Errorf("problem key %q shared", s.problemKey)
+	keys := map[string]int{}
+	for i, s := range ss {
+		keys[s.problemKey]++
+		// The sweep's problems are its own; the padding comparison's come
+		// in pairs (nan, zeros) on the same problems.
+		if pad, _ := paramValue(s.Params, "padding"); i < sweep && (keys[s.problemKey] != 1 || pad != "nan") ||
+			i >= sweep && pad != []string{"nan", "zeros"}[(i-sweep)%2] {
+			t.Errorf("%s: problem key %q used %d times", s.Key(), s.problemKey, keys[s.problemKey])
 		}
-		keys[s.problemKey] = true
 		cfg, err := synthConfig(s.Problem)
 		if err != nil {
 			t.Fatal(err)
@@ -53,8 +58,8 @@ func paramValue(ps []record.Param, key string) (string, bool) {
 // TestIrregularSuiteRun runs the suite at a tiny scale (150 × 4 × 10
 // problems, one model) with TIME and the baselines OCC and SAGE-m: every
 // record is either scored or a refusal with the method's message, never a
-// silent zero row; on the complete setting (rate 0, spread 1) nothing is
-// refused.
+// silent zero row; on complete data (rate 0, spread 1) and zero-padded
+// data nothing is refused.
 func TestIrregularSuiteRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 36 explanations")
@@ -72,13 +77,13 @@ func TestIrregularSuiteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 12 * 3; len(recs) != want {
+	if want := 16 * 3; len(recs) != want {
 		t.Fatalf("%d records, want %d", len(recs), want)
 	}
 	refusals := 0
 	for _, r := range recs {
 		msg, ok := r.Refusal()
-		complete := r.Params[0].Value == "0" && r.Params[1].Value == "1"
+		complete := r.Params[0].Value == "0" && r.Params[1].Value == "1" || r.Params[4].Value == "zeros"
 		switch {
 		case ok && complete:
 			t.Errorf("%s refused complete data: %s", r.Key(), msg)
@@ -92,4 +97,42 @@ func TestIrregularSuiteRun(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d records are refusals", refusals, len(recs))
+}
+
+// TestZeroPadding checks the padding comparison's premise: the zero-padded
+// data with the masking model gives the predictions of the NaN data with
+// the model over observed values, and the truth is the same.
+func TestZeroPadding(t *testing.T) {
+	ss, err := irregularSuite.Settings(true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if pad, _ := paramValue(s.Params, "padding"); pad != "zeros" {
+			continue
+		}
+		spec := s.Problem
+		spec.Instances = 300
+		prob, err := synthesise(context.Background(), spec, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := padded(prob, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if z.Truth != prob.Truth || hasMissing(z.Data.X) || !hasMissing(prob.Data.X) {
+			t.Fatalf("%s: zero padding kept NaN or changed the truth", s.Key())
+		}
+		a, b := make([]float64, 300), make([]float64, 300)
+		if err := prob.Model.Predict(a, prob.Data.X); err != nil {
+			t.Fatal(err)
+		}
+		if err := z.Model.Predict(b, z.Data.X); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: the masking model on zero-padded data differs from the model on NaN data", s.Key())
+		}
+	}
 }

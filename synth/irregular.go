@@ -21,7 +21,7 @@ import (
 // complete world draws there (the sequences are drawn at full length and
 // cut), so a feature's process, and its window, are in aligned time.
 //
-// Windows lie where every sequence exists: each feature's window is drawn
+// Windows lie where every sequence exists (unless FullWindows): each feature's window is drawn
 // as Generate draws it, for sequences of ⌈L/LengthSpread⌉ timesteps, and
 // placed at the aligned end of the time axis (the first timesteps under
 // AlignStart, the last under AlignEnd). So every window timestep is inside
@@ -143,6 +143,13 @@ type Irregular struct {
 	MissingRate float64 `json:"missing_rate"`
 	// Mechanism is MCAR (the default) or MNAR.
 	Mechanism Mechanism `json:"missing_mechanism"`
+	// FullWindows draws windows over the whole time axis, as the complete
+	// world does, instead of where every sequence exists: a window may
+	// then reach timesteps that short sequences lack (their padding), where
+	// the truth's important timesteps are read only in the instances that
+	// have them. The worlds that show what padding with zeros does use it
+	// (suite irregular, padding=zeros).
+	FullWindows bool `json:"full_windows,omitempty"`
 }
 
 // spread returns the length spread with its default.
@@ -178,9 +185,13 @@ func (ir *Irregular) validate(l int) error {
 	return nil
 }
 
-// span returns the timesteps every sequence has, where windows are drawn.
+// span returns where windows are drawn: the timesteps every sequence has,
+// or with FullWindows every timestep.
 func (ir *Irregular) span(l int) tempora.Window {
 	n := ir.MinLength(l)
+	if ir.FullWindows {
+		n = l
+	}
 	if ir.Alignment == tempora.AlignEnd {
 		return tempora.Window{Start: l - n, End: l - 1}
 	}
