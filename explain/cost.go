@@ -40,7 +40,7 @@ func (c TIME) Estimate(data *tempora.Dataset) (Cost, error) {
 	if data == nil {
 		return Cost{}, fmt.Errorf("explain: nil dataset")
 	}
-	if err := data.Validate(2); err != nil {
+	if _, err := data.Observe(2); err != nil {
 		return Cost{}, fmt.Errorf("explain: %w", err)
 	}
 	top, err := cfg.buildNodes(tempora.NewExplanation("TIME", data), data)

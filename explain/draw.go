@@ -24,6 +24,8 @@ type workspace struct {
 	x          *tempora.Tensor
 	pred, loss []float64
 	perm       []int
+	// buf and cnt are the scratch of the Strata length rule (stratify).
+	buf, cnt []int
 	// pcg and rng are the workspace's generator, reseeded per draw with
 	// tempora.SeedPCG so that no draw allocates one.
 	pcg *rand.PCG
@@ -84,6 +86,9 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
 	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
+	if e.members != nil {
+		ws.buf, ws.cnt = make([]int, x.M), make([]int, len(e.members))
+	}
 	switch rows := e.chunkRows(); {
 	case !withCopy:
 	case rows == x.M:
@@ -99,6 +104,9 @@ func (e *Engine) predict(dst []float64, x *tempora.Tensor) error {
 	e.calls.Add(1)
 	e.evals.Add(int64(x.M))
 	if err := e.model.Predict(dst, x); err != nil {
+		if e.masked && !e.obs.Complete() {
+			return fmt.Errorf("explain: model: %w (the data has missing values: %s)", err, neverImputes)
+		}
 		return fmt.Errorf("explain: model: %w", err)
 	}
 	return nil
@@ -119,6 +127,8 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 	}
 	for i, p := range ws.pred {
 		switch {
+		case math.IsNaN(p) && e.masked && !e.obs.Complete():
+			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written; the data has missing values: %s)", i, neverImputes)
 		case math.IsNaN(p):
 			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written)", i)
 		case math.IsInf(p, 0):
@@ -152,6 +162,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
 		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
+	if e.strata != nil && p.Kind == AcrossInstances {
+		e.stratify(perm, ws.buf, ws.cnt)
+	}
 	src := e.data.X
 	if ws.x.M < src.M {
 		return e.drawChunked(ws, p, perm)
@@ -160,6 +173,18 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		ws.clean(src)
 	}
 	start, end := p.Window.Start, p.Window.End
+	if e.masked {
+		switch {
+		case p.Kind == WithinWindow:
+			tempora.PermuteTimestepsObserved(ws.x, src, p.Features, start, end, perm)
+		case e.rule == Donor:
+			tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
+		default:
+			tempora.PermuteInstancesWithin(ws.x, src, p.Features, start, end, perm, e.obs.Support)
+		}
+		ws.dirty = p
+		return e.evaluate(ws, ws.x)
+	}
 	switch p.Kind {
 	case AcrossInstances:
 		tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
@@ -188,7 +213,10 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		i1 := min(i0+ws.x.M, src.M)
 		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
 		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
-		for r := 0; r < chunk.M && p.Kind != Conditional; r++ {
+		for r := 0; r < chunk.M && e.masked; r++ {
+			e.permuteChunkRow(chunk.Data, r, i0+r, p, perm)
+		}
+		for r := 0; r < chunk.M && p.Kind != Conditional && !e.masked; r++ {
 			i := i0 + r
 			for _, j := range p.Features {
 				dst := chunk.Data[(r*d+j)*l+start : (r*d+j)*l+end+1]

@@ -139,6 +139,16 @@ type Engine struct {
 	spaces []*workspace
 
 	cond condCache // fits of the Conditional tests (conditional.go)
+
+	// Missing values (missing.go): the data's observation summary; masked
+	// when the data has missing values (the draws then follow decision
+	// 19); the length rule of the across-instance draws; and, for Strata,
+	// every instance's stratum and every stratum's members.
+	obs     *tempora.Observation
+	masked  bool
+	rule    LengthRule
+	strata  []int
+	members [][]int
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -146,10 +156,16 @@ type Engine struct {
 // workers = 0 means runtime.GOMAXPROCS(0). The data must not be modified
 // while the Engine is in use.
 //
+// The data may have missing values (NaN; see tempora.Dataset.Observe):
+// across-instance draws then keep each sequence's length with its instance
+// and within-window draws permute observed positions only (missing.go,
+// docs/decisions.md, decision 19).
+//
 // It returns an error for a nil model, invalid data (see
-// tempora.Dataset.Validate; at least 2 instances are needed), a negative
+// tempora.Dataset.Observe; at least 2 instances are needed), a negative
 // worker count, or a model that fails, predicts a non-finite value, or (for
-// classification) a value outside [0, 1].
+// classification) a value outside [0, 1]; on data with missing values the
+// error of a failing model names an instance it fails on.
 func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed uint64, workers int) (*Engine, error) {
 	if m == nil {
 		return nil, fmt.Errorf("explain: nil model")
@@ -157,9 +173,16 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 	if data == nil {
 		return nil, fmt.Errorf("explain: nil dataset")
 	}
-	if err := data.Validate(2); err != nil {
+	obs, err := data.Observe(2)
+	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
+	return newEngine(m, data, obs, Receiver, loss, seed, workers)
+}
+
+// newEngine is NewEngine for data already observed, with the length rule
+// of the across-instance draws.
+func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation, rule LengthRule, loss tempora.Loss, seed uint64, workers int) (*Engine, error) {
 	if workers < 0 {
 		return nil, fmt.Errorf("explain: negative worker count %d", workers)
 	}
@@ -168,9 +191,15 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 		loss = tempora.LossFor(data.Task)
 	}
 	e := &Engine{model: m, data: data, loss: loss, seed: seed, workers: workers}
+	if err := e.setObservation(obs, rule); err != nil {
+		return nil, err
+	}
 	ws := e.newWorkspace(false)
 	mean, err := e.evaluate(ws, data.X)
 	if err != nil {
+		if e.masked && !obs.Complete() {
+			return nil, fmt.Errorf("%w (baseline)%s", err, e.locateFailure())
+		}
 		return nil, fmt.Errorf("%w (baseline)", err)
 	}
 	if err := tempora.CheckPredictions(data.Task, ws.pred); err != nil {
@@ -230,6 +259,9 @@ func (e *Engine) plan(i int, t Test) (plan, error) {
 		p.n = t.Window.Len()
 	case Conditional:
 		p.n = x.M
+		if e.masked {
+			return plan{}, fmt.Errorf("explain: test %d (%q): conditional tests need complete data, and this data has missing values (NaN)", i, t.Key)
+		}
 		c, err := e.conditional(t.Features)
 		if err != nil {
 			return plan{}, err
@@ -240,6 +272,11 @@ func (e *Engine) plan(i int, t Test) (plan, error) {
 	}
 	if f, ok := exactDraws(p.n, t.Permutations); ok {
 		p.exact, p.draws = true, f
+	}
+	if e.masked && !e.blockObserved(t.Features, t.Window) {
+		// Every permutation of a block with no observed value leaves the
+		// data unchanged: no draw, score 0, p-value 1.
+		p.exact, p.draws = false, 0
 	}
 	return p, nil
 }

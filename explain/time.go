@@ -105,6 +105,11 @@ type TIME struct {
 	// longest Windows − 1 gaps. 0 means DefaultWindows; 1 is the paper's
 	// single window. Negative values are an error.
 	Windows int
+	// LengthRule is how the across-instance tests move a feature's values
+	// between instances of different lengths, on data with missing values
+	// (missing.go, docs/decisions.md, decision 19); the zero value is
+	// Receiver, the valid rule. It has no effect on complete data.
+	LengthRule LengthRule
 }
 
 // DefaultMaxDraws is the default limit of TIME's worst-case draws
@@ -150,6 +155,9 @@ func (c TIME) config() (TIME, error) {
 	}
 	if c.WindowRule != OneSided && c.WindowRule != PaperRule {
 		return c, fmt.Errorf("explain: TIME window rule %d unknown", int(c.WindowRule))
+	}
+	if c.LengthRule != Receiver && c.LengthRule != Donor && c.LengthRule != Strata {
+		return c, fmt.Errorf("explain: TIME length rule %d unknown", int(c.LengthRule))
 	}
 	return c, nil
 }
@@ -266,10 +274,15 @@ func (c TIME) probeCap() int {
 }
 
 // Explain runs TIME on model m and data. It returns an error, never a
-// panic, for an invalid configuration, invalid data (shape, non-finite
-// values, non-binary classification labels, fewer than 2 instances), an
-// invalid hierarchy, a failing model or one that predicts non-finite
-// values, or when ctx is cancelled.
+// panic, for an invalid configuration, invalid data (shape, infinite
+// values, an instance or a feature with no observed value, non-binary
+// classification labels, fewer than 2 instances), an invalid hierarchy,
+// conditional tests on data with missing values, a failing model or one
+// that predicts non-finite values, or when ctx is cancelled.
+//
+// The data may have missing values (NaN), which reach the model as NaN:
+// the tests then follow decision 19 (missing.go), and the windows lie in
+// the span where their features are observed, in the data's aligned time.
 //
 // The steps (see the package documentation) are: the feature and group
 // families, top-down (testFamilies); for every important node, the window
@@ -292,6 +305,7 @@ func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err != nil {
 		return nil, err
 	}
+	r.clipToSpans(important, found) // missing values: windows lie in their span
 	windows, gapProbes, err := splitWindows(ctx, r.eng, important, found, r.cfg.Windows, theta, r.cfg.WindowRule, r.cfg.probeCap(), probe, r.cfg.across(), &r.counts[drawSearch])
 	if err != nil {
 		return nil, err
@@ -339,8 +353,12 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if data == nil {
 		return nil, nil, fmt.Errorf("explain: nil dataset")
 	}
-	if err := data.Validate(2); err != nil {
+	obs, err := data.Observe(2)
+	if err != nil {
 		return nil, nil, fmt.Errorf("explain: %w", err)
+	}
+	if cfg.Conditional && !obs.Complete() {
+		return nil, nil, fmt.Errorf("explain: TIME's conditional tests need complete data, and this data has missing values (NaN): run the marginal tests (conditional off)")
 	}
 	ex := tempora.NewExplanation("TIME", data)
 	if cfg.Conditional {
@@ -353,7 +371,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if err := cfg.guard(top, data); err != nil {
 		return nil, nil, err
 	}
-	eng, err := NewEngine(m, data, cfg.Loss, cfg.Seed, cfg.Workers)
+	eng, err := newEngine(m, data, obs, cfg.LengthRule, cfg.Loss, cfg.Seed, cfg.Workers)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -363,6 +381,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	}
 	ex.Warnings = append(ex.Warnings, cfg.floorWarnings(top)...)
 	ex.Warnings = append(ex.Warnings, cfg.conditionalWarnings(data)...)
+	ex.Warnings = append(ex.Warnings, eng.missingWarnings()...)
 	counts := make([]tempora.DrawCount, drawKinds)
 	for k := range counts {
 		counts[k].Test = drawNames[k]

@@ -631,7 +631,16 @@ func TestTIMEBadInput(t *testing.T) {
 		{name: "nil data", model: half, modify: func(*tempora.Dataset) *tempora.Dataset { return nil }, want: "nil dataset"},
 		{name: "target count", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset { ds.Y = ds.Y[:m-1]; return ds }, want: "19 targets for 20 instances"},
 		{name: "shape", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset { ds.X.L = 5; return ds }, want: "needs 300"},
-		{name: "NaN data", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset { ds.X.Set(2, 1, 3, math.NaN()); return ds }, want: "instance 2, feature 1, timestep 3 is NaN"},
+		// A NaN is a missing value (missing_test.go); an infinity, an
+		// instance or a feature with nothing observed are errors.
+		{name: "Inf data", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset { ds.X.Set(2, 1, 3, math.Inf(-1)); return ds }, want: "instance 2, feature 1, timestep 3 is -Inf"},
+		{name: "empty instance", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset {
+			for k := range ds.X.Data[2*d*l : 3*d*l] {
+				ds.X.Data[2*d*l+k] = math.NaN()
+			}
+			return ds
+		}, want: "instance 2 has no observed value"},
+		{name: "conditional with missing values", cfg: explain.TIME{Conditional: true}, model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset { ds.X.Set(2, 1, 3, math.NaN()); return ds }, want: "conditional tests need complete data"},
 		{name: "Inf target", model: half, modify: func(ds *tempora.Dataset) *tempora.Dataset {
 			ds.Task = tempora.Regression
 			ds.Y[4] = math.Inf(1)

@@ -1,0 +1,286 @@
+package explain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// observedSum is a model that reads data with missing values: a weighted
+// sum of the observed cells of every feature (a missing cell adds nothing),
+// plus the instance's length (its last observed timestep in any feature),
+// so that it depends on values, missingness and length.
+func observedSum(dst []float64, x *tempora.Tensor) error {
+	for i := range dst {
+		var v float64
+		last := -1
+		for j := range x.D {
+			for t, s := range x.Series(i, j) {
+				if s != s {
+					continue
+				}
+				v += float64((j+1)*(t%3+1)) * s
+				last = max(last, t)
+			}
+		}
+		dst[i] = v + 0.3*float64(last)
+	}
+	return nil
+}
+
+// maskedTests are tests of every kind the masked paths handle.
+func maskedTests(l int) []Test {
+	return []Test{
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: l - 1}, Permutations: 30, Key: "a", Stop: Stop{Hits: 5}},
+		{Features: []int{1, 2}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow, Permutations: 30, Key: "c"},
+		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow, Permutations: 30, Key: "exact"},
+		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Stop{Probe: true, Threshold: 0.1}},
+		{Features: []int{2}, Window: tempora.Window{Start: l - 2, End: l - 1}, Permutations: 30, Key: "late", Stop: Stop{Anytime: true, Alpha: 0.1}},
+	}
+}
+
+// TestMaskedPathsAgree checks the masked draws against the dense ones and
+// against themselves: on complete data, forcing the masked paths changes
+// no result and no explanation; on data with missing values, under every
+// length rule, evaluating in chunks gives exactly the results and the
+// explanation of a full copy, for 1 and 3 workers.
+func TestMaskedPathsAgree(t *testing.T) {
+	const m, d, l = 103, 4, 6
+	run := func(t *testing.T, data *tempora.Dataset, rule LengthRule, chunk, workers int, masked bool) ([]TestResult, tempora.Accounting, string) {
+		t.Helper()
+		defer func(v int, f bool) { chunkValues, forceMasked = v, f }(chunkValues, forceMasked)
+		chunkValues, forceMasked = chunk, masked
+		obs, err := data.Observe(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, rule, nil, 4, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.SetMemoryBudget(1)
+		res, err := eng.Run(context.Background(), maskedTests(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := TIME{Seed: 4, Workers: workers, MemoryBudget: 1, LengthRule: rule}.Explain(context.Background(), tempora.ModelFunc(observedSum), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Chunks change the model calls only.
+		ex.Accounting.Runtime, ex.Accounting.ModelCalls = 0, 0
+		js, _ := json.Marshal(ex)
+		return res, eng.Accounting(), string(js)
+	}
+	same := func(t *testing.T, what string, a, b []TestResult, ja, jb string) {
+		t.Helper()
+		for k := range a {
+			x, y := a[k], b[k]
+			if math.IsNaN(x.PValue) && math.IsNaN(y.PValue) {
+				x.PValue, y.PValue = 0, 0
+			}
+			if x != y {
+				t.Errorf("%s: test %d: %+v, want %+v", what, k, y, x)
+			}
+		}
+		if ja != jb {
+			k := 0
+			for k < min(len(ja), len(jb)) && ja[k] == jb[k] {
+				k++
+			}
+			t.Errorf("%s: explanations differ at byte %d: …%s… and …%s…", what, k, ja[max(0, k-80):min(len(ja), k+80)], jb[max(0, k-80):min(len(jb), k+80)])
+		}
+	}
+	t.Run("complete", func(t *testing.T) {
+		x := tempora.NewTensor(m, d, l)
+		rng := tempora.NewRand(2, "masked data")
+		for i := range x.Data {
+			x.Data[i] = rng.NormFloat64()
+		}
+		data := regression(x, 2)
+		for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+			dense, _, dj := run(t, data, rule, m*d*l, 1, false)
+			masked, _, mj := run(t, data, rule, m*d*l, 1, true)
+			same(t, "forced masked "+rule.String(), dense, masked, dj, mj)
+			chunked, _, cj := run(t, data, rule, 10*d*l, 3, true)
+			same(t, "forced masked chunked "+rule.String(), dense, chunked, dj, cj)
+		}
+	})
+	for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+		t.Run("missing/"+align.String(), func(t *testing.T) {
+			x := IrregularData(m, d, l, 0.3, align, 3)
+			data := regression(x, 3)
+			data.Alignment = align
+			for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+				full, fullAcc, fj := run(t, data, rule, m*d*l, 1, false)
+				chunked, chunkedAcc, cj := run(t, data, rule, 10*d*l, 3, false)
+				same(t, "chunked "+rule.String(), full, chunked, fj, cj)
+				var draws int64
+				for _, r := range full {
+					draws += int64(r.Evaluated)
+				}
+				if fullAcc.ModelCalls != 1+draws || chunkedAcc.ModelCalls != 1+11*draws {
+					t.Errorf("%v: accounting: full %+v, chunked %+v for %d draws", rule, fullAcc, chunkedAcc, draws)
+				}
+			}
+		})
+	}
+}
+
+// regression returns x with targets observedSum(x) + N(0, 1).
+func regression(x *tempora.Tensor, seed uint64) *tempora.Dataset {
+	y := make([]float64, x.M)
+	_ = observedSum(y, x)
+	rng := tempora.NewRand(seed, "noise")
+	for i := range y {
+		y[i] += rng.NormFloat64()
+	}
+	return &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
+}
+
+// TestMaskedDrawsKeepMask checks every perturbed copy a model sees on data
+// with missing values: cells outside the test's block are the data's;
+// under Receiver and Strata (and within windows, under every rule) no
+// padding cell is ever observed, so every instance keeps its support;
+// within a window every series keeps its missing cells and its multiset
+// of observed values; under Strata every instance's block comes from an
+// instance with the same support.
+func TestMaskedDrawsKeepMask(t *testing.T) {
+	const m, d, l = 60, 3, 8
+	x := IrregularData(m, d, l, 0.3, tempora.AlignStart, 5)
+	data := regression(x, 5)
+	obs, err := data.Observe(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+		for _, tc := range []Test{
+			{Features: []int{1}, Window: tempora.Window{Start: 2, End: 7}, Permutations: 20, Key: "across"},
+			{Features: []int{0, 2}, Window: tempora.Window{Start: 0, End: 6}, Kind: WithinWindow, Permutations: 20, Key: "within"},
+		} {
+			var bad error
+			seen := 0
+			check := tempora.ModelFunc(func(dst []float64, p *tempora.Tensor) error {
+				seen++
+				for i := range p.M {
+					for j := range d {
+						ps, xs := p.Series(i, j), x.Series(i, j)
+						in := slices.Contains(tc.Features, j)
+						var got, want []float64
+						for k := range l {
+							inBlock := in && k >= tc.Window.Start && k <= tc.Window.End
+							switch {
+							case !inBlock && !same(ps[k], xs[k]):
+								bad = fmt.Errorf("instance %d feature %d timestep %d outside the block changed", i, j, k)
+							case rule != Donor || tc.Kind == WithinWindow:
+								if sup := obs.Support[i]; (k < sup.Start || k > sup.End) && ps[k] == ps[k] {
+									bad = fmt.Errorf("instance %d feature %d: padding at timestep %d observed", i, j, k)
+								}
+							}
+							if inBlock && tc.Kind == WithinWindow {
+								if (ps[k] != ps[k]) != (xs[k] != xs[k]) {
+									bad = fmt.Errorf("instance %d feature %d timestep %d: missingness changed within the window", i, j, k)
+								}
+								if xs[k] == xs[k] {
+									got, want = append(got, ps[k]), append(want, xs[k])
+								}
+							}
+						}
+						slices.Sort(got)
+						slices.Sort(want)
+						if !slices.Equal(got, want) {
+							bad = fmt.Errorf("instance %d feature %d: observed values %v, want a permutation of %v", i, j, got, want)
+						}
+					}
+					if rule == Strata && tc.Kind == AcrossInstances && seen > 1 {
+						// The block of instance i equals that of a donor
+						// with the same support.
+						found := false
+						for k := range m {
+							if obs.Support[k] != obs.Support[i] {
+								continue
+							}
+							ok := true
+							for _, j := range tc.Features {
+								a := p.Window(i, j, tc.Window.Start, tc.Window.End)
+								b := x.Window(k, j, tc.Window.Start, tc.Window.End)
+								for q := range a {
+									ok = ok && same(a[q], b[q])
+								}
+							}
+							found = found || ok
+						}
+						if !found {
+							bad = fmt.Errorf("instance %d: block from no instance of its stratum", i)
+						}
+					}
+				}
+				return observedSum(dst, p)
+			})
+			eng, err := newEngine(check, data, obs, rule, nil, 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.Run(context.Background(), []Test{tc}); err != nil {
+				t.Fatal(err)
+			}
+			if bad != nil {
+				t.Errorf("%v %s: %v", rule, tc.Key, bad)
+			}
+		}
+	}
+}
+
+// same reports whether a and b are equal or both NaN.
+func same(a, b float64) bool { return a == b || (a != a && b != b) }
+
+// TestStratify checks the induced permutation of Strata: it maps every
+// instance to one of its stratum, it is the input permutation for a single
+// stratum, and it is uniform within a stratum (χ² over the 3! = 6
+// permutations of a stratum of 3 in 6000 draws, at level 0.001: critical
+// value 20.5 for 5 degrees of freedom).
+func TestStratify(t *testing.T) {
+	w := func(e int) tempora.Window { return tempora.Window{Start: 0, End: e} }
+	sup := []tempora.Window{w(3), w(5), w(3), w(4), w(3), w(5)}
+	e := &Engine{}
+	e.strata, e.members = supportStrata(sup)
+	perm, buf, cnt := make([]int, len(sup)), make([]int, len(sup)), make([]int, len(e.members))
+	rng := tempora.NewRand(1, "stratify")
+	counts := map[[3]int]int{}
+	const draws = 6000
+	for range draws {
+		for i := range perm {
+			perm[i] = i
+		}
+		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		e.stratify(perm, buf, cnt)
+		seen := make([]bool, len(perm))
+		for i, p := range perm {
+			if sup[p] != sup[i] || seen[p] {
+				t.Fatalf("stratified permutation %v maps across strata or repeats", perm)
+			}
+			seen[p] = true
+		}
+		counts[[3]int{perm[0], perm[2], perm[4]}]++
+	}
+	chi2 := 0.0
+	for _, c := range counts {
+		chi2 += math.Pow(float64(c)-draws/6, 2) / (draws / 6)
+	}
+	if len(counts) != 6 || chi2 > 20.5 {
+		t.Errorf("stratum {0, 2, 4}: %d permutations, χ² = %.1f (critical 20.5)", len(counts), chi2)
+	}
+	one := &Engine{}
+	one.strata, one.members = supportStrata([]tempora.Window{w(2), w(2), w(2), w(2)})
+	p := []int{2, 0, 3, 1}
+	one.stratify(p, make([]int, 4), make([]int, 1))
+	if !slices.Equal(p, []int{2, 0, 3, 1}) {
+		t.Errorf("one stratum: %v, want the permutation unchanged", p)
+	}
+}

@@ -1,0 +1,139 @@
+package explain_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
+)
+
+// packedMean is the model of issue 18's measured bug: like a packed RNN it
+// finds each sequence's end at the first NaN of feature 0, and it predicts
+// 2·m₀ − m₁, m_j the mean of feature j's observed values before that end
+// (0 when there are none). It is blind to the order of the values within
+// every sequence.
+func packedMean(dst []float64, x *tempora.Tensor) error {
+	for i := range dst {
+		s0 := x.Series(i, 0)
+		n := 0
+		for n < len(s0) && s0[n] == s0[n] {
+			n++
+		}
+		var m [2]float64
+		for j := range m {
+			k := 0
+			for _, v := range x.Series(i, j)[:n] {
+				if v == v {
+					m[j] += v
+					k++
+				}
+			}
+			m[j] /= float64(max(k, 1))
+		}
+		dst[i] = 2*m[0] - m[1]
+	}
+	return nil
+}
+
+// TestTIMEPackedOrdering checks that an order-blind model of sequences of
+// different lengths gets no ordering claim: on 10 seeds of 300 sequences
+// of lengths 10–20 (start-aligned, NaN padding), TIME finds features 0 and
+// 1 important and claims neither the whole-sequence ordering nor any
+// window's ordering. Ordering tests permute each series' observed values
+// among its observed positions (tempora.PermuteTimestepsObserved), so the
+// model's predictions never change and every ordering p-value is 1; the
+// dense permutation moved padding into the sequences and claimed the
+// ordering in 10 of 10 seeds (issue 18). The windows lie in the features'
+// spans.
+func TestTIMEPackedOrdering(t *testing.T) {
+	const m, d, l = 300, 3, 20
+	claims := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		x := explain.IrregularData(m, d, l, 0, tempora.AlignStart, seed)
+		data := regressionData(t, x, tempora.ModelFunc(packedMean), 0.3, seed)
+		obs, err := data.Observe(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := explain.TIME{Seed: seed}.Explain(context.Background(), tempora.ModelFunc(packedMean), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, ex, explain.DefaultAlpha)
+		for j, f := range ex.Features[:2] {
+			if !f.Important {
+				t.Errorf("seed %d: feature %d not found important (p = %.3g)", seed, j, f.PValue)
+			}
+			if f.OrderingImportant || f.OrderingPValue != 1 {
+				claims++
+				t.Errorf("seed %d: feature %d: whole-sequence ordering p = %.3g, important %v; want p = 1", seed, j, f.OrderingPValue, f.OrderingImportant)
+			}
+			for _, w := range f.Windows {
+				if w.OrderingImportant {
+					claims++
+					t.Errorf("seed %d: feature %d: window %v ordering claimed (p = %.3g)", seed, j, w.Window, w.OrderingPValue)
+				}
+				if sp := obs.Span[j]; w.Window.Start < sp.Start || w.Window.End > sp.End {
+					t.Errorf("seed %d: feature %d: window %v outside the span %v", seed, j, w.Window, sp)
+				}
+			}
+		}
+	}
+	t.Logf("%d ordering claims in 10 seeds", claims)
+}
+
+// TestTIMEMissingModelErrors checks the messages of a model that cannot
+// take NaN: they name the instance it fails on and say that tempora passes
+// missing values as NaN and never imputes.
+func TestTIMEMissingModelErrors(t *testing.T) {
+	const m, d, l = 30, 2, 6
+	x := explain.IrregularData(m, d, l, 0.2, tempora.AlignStart, 7)
+	first := -1 // the first instance with a NaN
+	for i := 0; i < m && first < 0; i++ {
+		for _, v := range x.Data[i*d*l : (i+1)*d*l] {
+			if math.IsNaN(v) {
+				first = i
+				break
+			}
+		}
+	}
+	y := make([]float64, m)
+	data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
+	refuses := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for _, v := range x.Data {
+			if math.IsNaN(v) {
+				return errors.New("input contains NaN")
+			}
+		}
+		return nil
+	})
+	naive := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			dst[i] = 0
+			for _, v := range x.Data[i*d*l : (i+1)*d*l] {
+				dst[i] += v // NaN propagates
+			}
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name  string
+		model tempora.Model
+		want  []string
+	}{
+		{"error", refuses, []string{"input contains NaN", "instance " + strconv.Itoa(first) + ", which has missing values, fails", "never imputes"}},
+		{"NaN", naive, []string{"predicted NaN for instance " + strconv.Itoa(first), "instance " + strconv.Itoa(first) + ", which has missing values, is predicted NaN", "never imputes"}},
+	} {
+		_, err := explain.TIME{}.Explain(context.Background(), tc.model, data)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, w)
+			}
+		}
+	}
+}
