@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tempora-dev/tempora"
@@ -43,3 +44,19 @@ func (c *countingModel) account(a *tempora.Accounting) {
 // rule (method.FeatureScores: the mean |cell| over the non-zero cells) and
 // marks it tested.
 func summarise(e *tempora.Explanation) { method.FeatureScores(e) }
+
+// requireComplete is method.RequireComplete for a baseline: nil for valid
+// complete data, "baselines: <name>: …" for invalid data, and the uniform
+// refusal of data with missing values, "baselines: <name> needs complete
+// data, …", with why the method cannot take them.
+func requireComplete(name string, data *tempora.Dataset, minInstances int, why string) error {
+	err := method.RequireComplete(name, data, minInstances, why)
+	var inc *method.IncompleteError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &inc):
+		return fmt.Errorf("baselines: %w", err)
+	}
+	return fmt.Errorf("baselines: %s: %w", name, err)
+}

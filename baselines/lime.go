@@ -102,9 +102,52 @@ type limeSetup struct {
 	mu, sigma     []float64
 }
 
+// limeNeedsComplete is why LIME refuses data with missing values
+// (method.RequireComplete).
+const limeNeedsComplete = "LIME's surrogate is a linear regression on every one of the D·L cells, standardised by each cell's mean and SD, and its samples are drawn around those means, so a missing cell would have to be imputed"
+
+// setup resolves the configuration against data and computes the column
+// moments.
 func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
-	if err := data.Validate(1); err != nil {
-		return nil, fmt.Errorf("baselines: LIME: %w", err)
+	s, err := c.resolve(data)
+	if err != nil {
+		return nil, err
+	}
+	x := data.X
+	// Population mean and SD per unrolled column, as scikit-learn's
+	// StandardScaler computes them for lime.
+	s.mu = make([]float64, s.p)
+	s.sigma = make([]float64, s.p)
+	for i := range x.M {
+		for c, v := range x.Instance(i) {
+			s.mu[c] += v
+		}
+	}
+	for c := range s.mu {
+		s.mu[c] /= float64(x.M)
+	}
+	for i := range x.M {
+		for c, v := range x.Instance(i) {
+			d := v - s.mu[c]
+			s.sigma[c] += d * d
+		}
+	}
+	for c := range s.sigma {
+		s.sigma[c] = math.Sqrt(s.sigma[c] / float64(x.M))
+		if s.sigma[c] == 0 {
+			s.sigma[c] = 1
+		}
+	}
+	return s, nil
+}
+
+// resolve checks the configuration and the data (complete, at least one
+// instance) and resolves the defaults, without reading the data's values
+// beyond the check: Explain and EstimateEvals share it, so each check has
+// one owner.
+func (c LIME) resolve(data *tempora.Dataset) (*limeSetup, error) {
+	if err := requireComplete("LIME", data, 1, limeNeedsComplete); err != nil {
+		return nil, err
 	}
 	if err := checkWorkers("LIME", c.Workers); err != nil {
 		return nil, err
@@ -139,30 +182,6 @@ func (c LIME) setup(data *tempora.Dataset) (*limeSetup, error) {
 	}
 	if err := c.checkMemory(s); err != nil {
 		return nil, err
-	}
-	// Population mean and SD per unrolled column, as scikit-learn's
-	// StandardScaler computes them for lime.
-	s.mu = make([]float64, s.p)
-	s.sigma = make([]float64, s.p)
-	for i := range x.M {
-		for c, v := range x.Instance(i) {
-			s.mu[c] += v
-		}
-	}
-	for c := range s.mu {
-		s.mu[c] /= float64(x.M)
-	}
-	for i := range x.M {
-		for c, v := range x.Instance(i) {
-			d := v - s.mu[c]
-			s.sigma[c] += d * d
-		}
-	}
-	for c := range s.sigma {
-		s.sigma[c] = math.Sqrt(s.sigma[c] / float64(x.M))
-		if s.sigma[c] == 0 {
-			s.sigma[c] = 1
-		}
 	}
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/internal/pool"
 )
 
@@ -63,30 +64,42 @@ func ParseBaseline(s string) (Baseline, error) {
 }
 
 // values returns the D·L baseline values of b (not DefaultBaseline) for x,
-// entry j·L+t.
+// entry j·L+t. Means are over the observed (non-NaN) values: MeanBaseline's
+// cell mean over the instances that observe the cell (NaN for a cell no
+// instance observes), EventBaseline's mean of feature j's cell means over
+// the timesteps at which some instance observes it. On complete data these
+// are the plain means.
 func (b Baseline) values(x *tempora.Tensor) ([]float64, error) {
 	p := x.D * x.L
 	v := make([]float64, p)
 	switch b {
 	case ZeroBaseline:
 	case MeanBaseline, EventBaseline:
+		n := make([]int, p)
 		for i := range x.M {
 			for c, xc := range x.Instance(i) {
-				v[c] += xc
+				if !tempora.Missing(xc) {
+					v[c] += xc
+					n[c]++
+				}
 			}
 		}
 		for c := range v {
-			v[c] /= float64(x.M)
+			v[c] /= float64(n[c]) // 0/0: NaN for a cell never observed
 		}
 		if b == EventBaseline {
 			for j := range x.D {
 				row := v[j*x.L : (j+1)*x.L]
 				var s float64
+				var k int
 				for _, r := range row {
-					s += r
+					if !tempora.Missing(r) {
+						s += r
+						k++
+					}
 				}
 				for t := range row {
-					row[t] = s / float64(x.L)
+					row[t] = s / float64(k)
 				}
 			}
 		}
@@ -159,6 +172,12 @@ type Occlusion struct {
 	Baseline Baseline
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
+	// MemoryBudget is the bytes the workers' working copies of the data may
+	// use, as for TIME (explain.TIME.MemoryBudget): each worker copies the
+	// whole data when every worker's copy fits, else it predicts chunks of
+	// instances. Zero means memlimit's default, a quarter of the memory
+	// limit. Results are the same either way.
+	MemoryBudget int64
 }
 
 var _ tempora.Explainer = Occlusion{}
@@ -194,34 +213,85 @@ func (c Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.D
 	return r.Explanation, nil
 }
 
-// Attribute runs the occlusion and returns the global explanation and the
-// per-instance attributions.
-func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*OcclusionResult, error) {
-	start := time.Now()
-	if err := data.Validate(1); err != nil {
+// occSetup is an Occlusion configuration resolved against a dataset.
+type occSetup struct {
+	complete bool // the data has no missing value
+	w, s     int
+	b        Baseline
+	wins     [][2]int
+}
+
+// resolve checks the data (which may have missing values) and the
+// configuration and resolves the defaults: Attribute and EstimateEvals
+// share it, so each check has one owner.
+func (c Occlusion) resolve(data *tempora.Dataset) (*occSetup, error) {
+	obs, err := data.Observe(1)
+	if err != nil {
 		return nil, fmt.Errorf("baselines: Occlusion: %w", err)
 	}
 	if err := checkWorkers("Occlusion", c.Workers); err != nil {
 		return nil, err
 	}
 	x := data.X
-	w, s, b := c.Width, c.Stride, c.Baseline
+	u := &occSetup{w: c.Width, s: c.Stride, b: c.Baseline, complete: obs.Complete()}
 	switch {
-	case w == 0:
-		w = DefaultOcclusionWidth
-	case w < 0 || w > x.L:
-		return nil, fmt.Errorf("baselines: Occlusion Width is %d, want 1 to the %d timesteps (or 0 for %d)", w, x.L, DefaultOcclusionWidth)
+	case u.w == 0:
+		u.w = DefaultOcclusionWidth
+	case u.w < 0 || u.w > x.L:
+		return nil, fmt.Errorf("baselines: Occlusion Width is %d, want 1 to the %d timesteps (or 0 for %d)", u.w, x.L, DefaultOcclusionWidth)
 	}
 	switch {
-	case s == 0:
-		s = DefaultOcclusionStride
-	case s < 0 || s > w:
-		return nil, fmt.Errorf("baselines: Occlusion Stride is %d, want 1 to the width %d, so that every timestep is occluded (or 0 for %d)", s, w, DefaultOcclusionStride)
+	case u.s == 0:
+		u.s = DefaultOcclusionStride
+	case u.s < 0 || u.s > u.w:
+		return nil, fmt.Errorf("baselines: Occlusion Stride is %d, want 1 to the width %d, so that every timestep is occluded (or 0 for %d)", u.s, u.w, DefaultOcclusionStride)
 	}
-	if b == DefaultBaseline {
-		b = ZeroBaseline
+	if u.b == DefaultBaseline {
+		u.b = ZeroBaseline
 	}
-	fill, err := b.values(x)
+	if u.b < ZeroBaseline || u.b > EventBaseline {
+		return nil, fmt.Errorf("baselines: unknown baseline %d", int(u.b))
+	}
+	u.wins = occlusionWindows(x.L, u.w, u.s)
+	return u, nil
+}
+
+// occChunkValues is memlimit.ChunkValues, and occPackValues the most
+// values a call packs copies of small data into (2 MiB of float64, so
+// that a cheap model's input stays in cache): variables so that tests can
+// force chunking and packing.
+var (
+	occChunkValues = memlimit.ChunkValues
+	occPackValues  = 1 << 18
+)
+
+// occCalls plans the model calls of the occlusion of units (feature,
+// window) pairs over the M instances of x. A call predicts group whole
+// copies of the data, each with one unit's window occluded: several when
+// the data is small (occPackValues / (M·D·L) units per call, so that a
+// model with a cost per call is not called once per unit on a few
+// instances), one when it is larger and every worker's copy fits the
+// budget. Otherwise (rows < M) a call predicts a chunk of rows instances
+// of one unit, each worker holding one chunk. group does not depend on
+// the workers; rows does only when the data is chunked.
+func occCalls(x *tempora.Tensor, units, workers int, budget int64) (group, rows int) {
+	rows = memlimit.ChunkRows(x.M, x.D*x.L, workers, budget, occChunkValues)
+	if rows < x.M {
+		return 1, rows
+	}
+	return max(1, min(units, occPackValues/(x.M*x.D*x.L))), x.M
+}
+
+// Attribute runs the occlusion and returns the global explanation and the
+// per-instance attributions.
+func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*OcclusionResult, error) {
+	start := time.Now()
+	u, err := c.resolve(data)
+	if err != nil {
+		return nil, err
+	}
+	x := data.X
+	fill, err := u.b.values(x)
 	if err != nil {
 		return nil, err
 	}
@@ -237,32 +307,90 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		return nil, err
 	}
 
-	wins := occlusionWindows(x.L, w, s)
+	wins, complete := u.wins, u.complete
 	units := x.D * len(wins)
-	// delta[u·M + i] is Δ_i of unit u = j·W + window.
+	// delta[u·M + i] is Δ_i of unit u = j·W + window, 0 for an instance
+	// with no observed cell in the window (nothing occluded).
 	delta := make([]float64, units*x.M)
 	workers := min(pool.Workers(c.Workers), units)
+	group, rows := occCalls(x, units, workers, c.MemoryBudget)
+	chunks := (x.M + rows - 1) / rows
+	calls := (units + group - 1) / group * chunks
+	workers = min(workers, calls)
 	copies := make([]*tempora.Tensor, workers)
 	preds := make([][]float64, workers)
-	err = pool.Run(ctx, workers, units, func(wk, u int) error {
+	// occlude fills the observed cells of unit v's window in instance i of
+	// x (stored as instance r of xc) and reports whether it filled any.
+	occlude := func(xc *tempora.Tensor, r, i, v int) bool {
+		j, win := v/len(wins), wins[v%len(wins)]
+		dst, src := xc.Window(r, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1)
+		hit := false
+		for t, val := range src {
+			if !tempora.Missing(val) {
+				dst[t] = fill[j*x.L+win[0]+t]
+				hit = true
+			}
+		}
+		return hit
+	}
+	err = pool.Run(ctx, workers, calls, func(wk, k int) error {
 		if copies[wk] == nil {
-			copies[wk] = x.Clone()
-			preds[wk] = make([]float64, x.M)
+			if rows == x.M {
+				copies[wk] = tempora.NewTensor(group*x.M, x.D, x.L)
+				for g := range group {
+					copy(copies[wk].Data[g*len(x.Data):(g+1)*len(x.Data)], x.Data)
+				}
+			} else {
+				copies[wk] = tempora.NewTensor(rows, x.D, x.L)
+			}
+			preds[wk] = make([]float64, group*rows)
 		}
-		xc, pred := copies[wk], preds[wk]
-		j, win := u/len(wins), wins[u%len(wins)]
-		for i := range x.M {
-			copy(xc.Window(i, j, win[0], win[1]-1), fill[j*x.L+win[0]:j*x.L+win[1]])
+		xc := copies[wk]
+		if rows < x.M { // a chunk of instances [lo, hi) of one unit
+			v, lo := k/chunks, k%chunks*rows
+			hi := min(lo+rows, x.M)
+			in := xc.Rows(0, hi-lo)
+			copy(in.Data, x.Rows(lo, hi).Data)
+			hit := make([]bool, hi-lo)
+			for r := range hi - lo {
+				hit[r] = occlude(in, r, lo+r, v)
+			}
+			pred := preds[wk][:hi-lo]
+			if err := cm.Predict(pred, in); err != nil {
+				return err
+			}
+			for r, p := range pred {
+				if hit[r] {
+					delta[v*x.M+lo+r] = base[lo+r] - p
+				}
+			}
+			return nil
 		}
-		if err := cm.Predict(pred, xc); err != nil {
+		// group copies of the data, copy g with unit k·group + g occluded.
+		v0 := k * group
+		n := min(group, units-v0)
+		in := xc
+		if n < group {
+			in = xc.Rows(0, n*x.M)
+		}
+		for g := range n {
+			for i := range x.M {
+				occlude(in, g*x.M+i, i, v0+g)
+			}
+		}
+		pred := preds[wk][:n*x.M]
+		if err := cm.Predict(pred, in); err != nil {
 			return err
 		}
-		for i := range x.M {
-			copy(xc.Window(i, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1))
-		}
-		d := delta[u*x.M : (u+1)*x.M]
-		for i, p := range pred {
-			d[i] = base[i] - p
+		for g := range n {
+			j, win := (v0+g)/len(wins), wins[(v0+g)%len(wins)]
+			d := delta[(v0+g)*x.M : (v0+g+1)*x.M]
+			for i := range x.M {
+				if complete || occluded(x, i, j, win) {
+					d[i] = base[i] - pred[g*x.M+i]
+				}
+				copy(in.Window(g*x.M+i, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1))
+			}
 		}
 		return nil
 	})
@@ -270,7 +398,10 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		return nil, wrapRun("Occlusion", err)
 	}
 
-	// Combine in a fixed order: each cell averages its covering windows.
+	// Combine in a fixed order: each cell averages its covering windows. A
+	// window's score is the mean |Δ_i| over the instances in which it
+	// occluded an observed cell; a cell no instance observes scores 0, and
+	// so does an instance's unobserved cell.
 	e := tempora.NewExplanation("OCC", data)
 	local := tempora.NewTensor(x.M, x.D, x.L)
 	cover := make([]int, x.L)
@@ -279,18 +410,35 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			cover[t]++
 		}
 	}
-	for u := range units {
-		j, win := u/len(wins), wins[u%len(wins)]
-		d := delta[u*x.M : (u+1)*x.M]
-		var mean float64
-		for _, v := range d {
-			mean += math.Abs(v)
+	observed := make([]bool, x.D*x.L) // cell (j, t) observed in some instance
+	for i := range x.M {
+		for c, v := range x.Instance(i) {
+			observed[c] = observed[c] || !tempora.Missing(v)
 		}
-		mean /= float64(x.M)
+	}
+	for v := range units {
+		j, win := v/len(wins), wins[v%len(wins)]
+		d := delta[v*x.M : (v+1)*x.M]
+		var mean float64
+		var n int
+		for i, dv := range d {
+			mean += math.Abs(dv)
+			if complete || occluded(x, i, j, win) {
+				n++
+			}
+		}
+		if n > 0 {
+			mean /= float64(n)
+		}
 		for t := win[0]; t < win[1]; t++ {
+			if !observed[j*x.L+t] {
+				continue
+			}
 			e.Cells[j*x.L+t] += mean / float64(cover[t])
-			for i, v := range d {
-				local.Data[local.Index(i, j, t)] += v / float64(cover[t])
+			for i, dv := range d {
+				if k := local.Index(i, j, t); !tempora.Missing(x.Data[k]) {
+					local.Data[k] += dv / float64(cover[t])
+				}
 			}
 		}
 	}
@@ -298,6 +446,17 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	cm.account(&e.Accounting)
 	e.Accounting.Runtime = time.Since(start)
 	return &OcclusionResult{Explanation: e, Local: local}, nil
+}
+
+// occluded reports whether the window win of feature j holds an observed
+// cell of instance i, so that occluding it changes the instance.
+func occluded(x *tempora.Tensor, i, j int, win [2]int) bool {
+	for _, v := range x.Window(i, j, win[0], win[1]-1) {
+		if !tempora.Missing(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // wrapRun gives a pool error the method's prefix unless it already has

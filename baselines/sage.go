@@ -198,10 +198,14 @@ type sageSetup struct {
 	loss      tempora.Loss
 	fill      []float64 // background rows (bg·p values), or the one default row
 	unitRows  int
+	// support is each instance's span of timesteps (tempora.Observation);
+	// the cells outside it are padding, which stays with the instance.
+	support []tempora.Window
 }
 
 func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
-	if err := data.Validate(1); err != nil {
+	obs, err := data.Observe(1)
+	if err != nil {
 		return nil, fmt.Errorf("baselines: SAGE: %w", err)
 	}
 	if err := checkWorkers("SAGE", s.Workers); err != nil {
@@ -209,7 +213,7 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 	}
 	x := data.X
 	p := x.D * x.L
-	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1}
+	u := &sageSetup{method: s.Imputer.String(), batch: s.BatchSize, thresh: s.Threshold, loss: s.Loss, bg: 1, support: obs.Support}
 	switch {
 	case s.BatchSize == 0:
 		u.batch = DefaultSAGEBatch
@@ -245,14 +249,10 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 		}
 		u.fill = x.Data[:u.bg*p]
 	case Mean:
-		u.fill = make([]float64, p)
-		for i := range x.M {
-			for c, v := range x.Instance(i) {
-				u.fill[c] += v
-			}
-		}
-		for c := range u.fill {
-			u.fill[c] /= float64(x.M)
+		// The column means over the observed values (NaN for a column no
+		// instance observes), as Baseline.values computes them.
+		if u.fill, err = MeanBaseline.values(x); err != nil {
+			return nil, err
 		}
 	case Zero:
 		u.fill = make([]float64, p)
@@ -408,9 +408,22 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *t
 	y, loss, prev := b.y[:n], b.loss[:n], b.prev[:n]
 	// The empty coalition: every copy holds its background (or default)
 	// row.
+	l := data.X.L
 	for r, i := range rows {
 		y[r] = data.Y[i]
 		copy(x.Data[r*bg*p:(r+1)*bg*p], u.fill)
+		// The row's padding is its own in every coalition.
+		if sup := u.support[i]; sup.Len() < l {
+			src := data.X.Instance(i)
+			for g := range bg {
+				dst := x.Data[(r*bg+g)*p : (r*bg+g+1)*p]
+				for c := range p {
+					if t := c % l; !sup.Contains(t) {
+						dst[c] = src[c]
+					}
+				}
+			}
+		}
 	}
 	eval := func(dst []float64) error {
 		if err := m.Predict(pred, x); err != nil {
@@ -442,8 +455,13 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m tempora.Model, data *t
 		if err := eval(loss); err != nil {
 			return err
 		}
-		for r := range n {
-			scores[r*p+perms[r*p+k]] = prev[r] - loss[r]
+		for r, i := range rows {
+			c := perms[r*p+k]
+			if u.support[i].Contains(c % l) {
+				scores[r*p+c] = prev[r] - loss[r]
+			} else {
+				scores[r*p+c] = 0 // padding: switching it on changes nothing
+			}
 			prev[r] = loss[r]
 		}
 	}

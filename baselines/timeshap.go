@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -201,17 +202,19 @@ type timeshapSetup struct {
 	base      []float64
 	maxRows   int
 	maxPlayer int
+	support   []tempora.Window // each instance's span of timesteps
 }
 
 func (c TimeSHAP) setup(data *tempora.Dataset) (*timeshapSetup, error) {
-	if err := data.Validate(1); err != nil {
+	obs, err := data.Observe(1)
+	if err != nil {
 		return nil, fmt.Errorf("baselines: TimeSHAP: %w", err)
 	}
 	if err := checkWorkers("TimeSHAP", c.Workers); err != nil {
 		return nil, err
 	}
 	x := data.X
-	s := &timeshapSetup{d: x.D, l: x.L, tol: c.Tolerance, recent: c.Recent, samples: c.Samples, level: c.Level}
+	s := &timeshapSetup{d: x.D, l: x.L, tol: c.Tolerance, recent: c.Recent, samples: c.Samples, level: c.Level, support: obs.Support}
 	if c.Level != CellLevel && c.Level != EventLevel && c.Level != FeatureLevel {
 		return nil, fmt.Errorf("baselines: unknown TimeSHAP level %d", int(c.Level))
 	}
@@ -241,7 +244,6 @@ func (c TimeSHAP) setup(data *tempora.Dataset) (*timeshapSetup, error) {
 	if b == DefaultBaseline {
 		b = EventBaseline
 	}
-	var err error
 	if s.base, err = b.values(x); err != nil {
 		return nil, err
 	}
@@ -327,7 +329,7 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 			bufs[w] = newShapWork(s)
 		}
 		rng := tempora.NewRand(c.Seed, "timeshap", strconv.Itoa(i))
-		k, err := bufs[w].explain(ctx, local.Data[i*p:(i+1)*p], s, cm, x.Instance(i), rng)
+		k, err := bufs[w].explain(ctx, local.Data[i*p:(i+1)*p], s, cm, x.Instance(i), s.support[i], rng)
 		recent[i] = k
 		return err
 	})
@@ -350,20 +352,30 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 }
 
 // shapWork holds one worker's buffers, grown as needed and reused across
-// instances.
+// instances, so that explaining an instance allocates nothing once they
+// have grown.
 type shapWork struct {
 	rows    []float64 // model input, rows × D × L
+	in      tempora.Tensor
 	pred    []float64
-	groups  [][]int   // the players' cells
+	base    []float64 // the instance's all-absent row
+	cells   []int     // the players' cells, player q's at cells[start[q]:start[q+1]]
+	start   []int
 	masks   []bool    // coalition × player
 	weights []float64 // kernel weight per coalition
 	design  []float64
 	gram    []float64
 	rhs     []float64
 	phi     []float64
-	used    map[string]int
-	key     []byte
-	perm    []int
+	chol    mat.Cholesky
+	// The coalition sampler's buffers: the Shapley kernel per subset size,
+	// what is left of it, its cumulative sums, a subset's indices, a mask,
+	// a partial shuffle, and an open-addressing table of the sampled
+	// coalitions (row index + 1, 0 empty) that finds repeated draws.
+	kernel, remaining, cum []float64
+	idx, perm              []int
+	mask                   []bool
+	table                  []int
 }
 
 func newShapWork(s *timeshapSetup) *shapWork {
@@ -372,67 +384,99 @@ func newShapWork(s *timeshapSetup) *shapWork {
 	return &shapWork{
 		rows:    make([]float64, s.maxRows*p),
 		pred:    make([]float64, s.maxRows),
+		base:    make([]float64, p),
 		masks:   make([]bool, 0, coalitions*s.maxPlayer),
 		weights: make([]float64, 0, coalitions),
-		used:    make(map[string]int, coalitions),
 	}
 }
 
-// players fills b.groups with the players' cells for k recent timesteps.
-func (b *shapWork) players(s *timeshapSetup, k int) {
-	b.groups = b.groups[:0]
-	first := s.l - k
+// tensor returns the first n rows of b.rows as a tensor, without
+// allocating.
+func (b *shapWork) tensor(s *timeshapSetup, n int) *tempora.Tensor {
+	b.in = tempora.Tensor{M: n, D: s.d, L: s.l, Data: b.rows[:n*s.d*s.l]}
+	return &b.in
+}
+
+// players fills b.cells and b.start with the players of an instance x
+// whose sequence spans sup, k of its timesteps recent: the observed cells
+// of each recent cell, event or feature, then those of the older
+// timesteps (the pruned player). A player with no observed cell is left
+// out; on complete data none is.
+func (b *shapWork) players(s *timeshapSetup, k int, sup tempora.Window, x []float64) {
+	b.cells, b.start = b.cells[:0], b.start[:0]
+	first := sup.End - k + 1
+	add := func(c int) {
+		if !tempora.Missing(x[c]) {
+			b.cells = append(b.cells, c)
+		}
+	}
+	close := func() {
+		if n := len(b.start); n == 0 || b.start[n-1] < len(b.cells) {
+			b.start = append(b.start, len(b.cells))
+		}
+	}
+	b.start = append(b.start, 0)
 	switch s.level {
 	case CellLevel:
 		for j := range s.d {
-			for t := first; t < s.l; t++ {
-				b.groups = append(b.groups, []int{j*s.l + t})
+			for t := first; t <= sup.End; t++ {
+				add(j*s.l + t)
+				close()
 			}
 		}
 	case EventLevel:
-		for t := first; t < s.l; t++ {
-			g := make([]int, s.d)
+		for t := first; t <= sup.End; t++ {
 			for j := range s.d {
-				g[j] = j*s.l + t
+				add(j*s.l + t)
 			}
-			b.groups = append(b.groups, g)
+			close()
 		}
 	case FeatureLevel:
 		for j := range s.d {
-			g := make([]int, 0, k)
-			for t := first; t < s.l; t++ {
-				g = append(g, j*s.l+t)
+			for t := first; t <= sup.End; t++ {
+				add(j*s.l + t)
 			}
-			b.groups = append(b.groups, g)
+			close()
 		}
 	}
-	if first > 0 {
-		g := make([]int, 0, s.d*first)
+	if first > sup.Start {
 		for j := range s.d {
-			for t := range first {
-				g = append(g, j*s.l+t)
+			for t := sup.Start; t < first; t++ {
+				add(j*s.l + t)
 			}
 		}
-		b.groups = append(b.groups, g)
+		close()
 	}
 }
 
-// explain writes the cell attributions of instance x into dst and returns
-// the number of recent timesteps kept.
-func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup, m tempora.Model, x []float64, rng *rand.Rand) (int, error) {
+// group returns player q's cells.
+func (b *shapWork) group(q int) []int { return b.cells[b.start[q]:b.start[q+1]] }
+
+// explain writes the cell attributions of instance x, whose sequence spans
+// sup, into dst and returns the number of recent timesteps kept.
+func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup, m tempora.Model, x []float64, sup tempora.Window, rng *rand.Rand) (int, error) {
 	p := s.d * s.l
-	k := s.recent
+	// The all-absent row: the baseline in the observed cells, the
+	// instance's NaN in its missing cells and padding.
+	for c, v := range x {
+		if tempora.Missing(v) {
+			b.base[c] = v
+		} else {
+			b.base[c] = s.base[c]
+		}
+	}
+	k := min(s.recent, sup.Len())
 	if k == 0 {
 		var err error
-		if k, err = b.prune(s, m, x); err != nil {
+		if k, err = b.prune(s, m, x, sup); err != nil {
 			return 0, err
 		}
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 	}
-	b.players(s, k)
-	np := len(b.groups)
+	b.players(s, k, sup, x)
+	np := len(b.start) - 1
 	ns := kernelSamples(np, s.samples)
 	if np == 1 {
 		ns = 0
@@ -442,24 +486,20 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 	// Rows: x, b, then one per coalition.
 	rows := b.rows[:(ns+2)*p]
 	copy(rows[:p], x)
-	copy(rows[p:2*p], s.base)
+	copy(rows[p:2*p], b.base)
 	for r := range ns {
 		row := rows[(r+2)*p : (r+3)*p]
-		copy(row, s.base)
+		copy(row, b.base)
 		for q, in := range b.masks[r*np : (r+1)*np] {
 			if in {
-				for _, c := range b.groups[q] {
+				for _, c := range b.group(q) {
 					row[c] = x[c]
 				}
 			}
 		}
 	}
-	in, err := tempora.TensorFrom(ns+2, s.d, s.l, rows)
-	if err != nil {
-		return 0, fmt.Errorf("baselines: TimeSHAP: %w", err)
-	}
 	pred := b.pred[:ns+2]
-	if err := m.Predict(pred, in); err != nil {
+	if err := m.Predict(pred, b.tensor(s, ns+2)); err != nil {
 		return 0, err
 	}
 	fx, fb := pred[0], pred[1]
@@ -473,7 +513,8 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 		return 0, err
 	}
 	clear(dst)
-	for q, g := range b.groups {
+	for q := range np {
+		g := b.group(q)
 		share := phi[q] / float64(len(g))
 		for _, c := range g {
 			dst[c] = share
@@ -483,47 +524,44 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 }
 
 // prune returns the number of recent timesteps TimeSHAP's temporal
-// coalition pruning keeps for instance x: the first k in 1…L−1 at which
-// the older block's two-player Shapley value is at most the tolerance in
-// magnitude, else L.
-func (b *shapWork) prune(s *timeshapSetup, m tempora.Model, x []float64) (int, error) {
-	p, l := s.d*s.l, s.l
-	if l == 1 {
+// coalition pruning keeps for instance x, whose sequence spans sup (of
+// length n): the first k in 1…n−1 at which the older block's two-player
+// Shapley value is at most the tolerance in magnitude, else n. A block
+// replaces only its observed cells.
+func (b *shapWork) prune(s *timeshapSetup, m tempora.Model, x []float64, sup tempora.Window) (int, error) {
+	p, l, n := s.d*s.l, s.l, sup.Len()
+	if n == 1 {
 		return 1, nil
 	}
-	rows := b.rows[:2*l*p]
+	rows := b.rows[:2*n*p]
 	copy(rows[:p], x)
-	copy(rows[p:2*p], s.base)
-	for k := 1; k < l; k++ {
-		older := rows[2*k*p : (2*k+1)*p]          // x before L−k, b after
-		recentOnly := rows[(2*k+1)*p : (2*k+2)*p] // b before L−k, x after
+	copy(rows[p:2*p], b.base)
+	for k := 1; k < n; k++ {
+		older := rows[2*k*p : (2*k+1)*p]          // x before the last k, b after
+		recentOnly := rows[(2*k+1)*p : (2*k+2)*p] // b before the last k, x after
 		for j := range s.d {
 			for t := range l {
 				c := j*l + t
-				if t < l-k {
-					older[c], recentOnly[c] = x[c], s.base[c]
+				if t <= sup.End-k {
+					older[c], recentOnly[c] = x[c], b.base[c]
 				} else {
-					older[c], recentOnly[c] = s.base[c], x[c]
+					older[c], recentOnly[c] = b.base[c], x[c]
 				}
 			}
 		}
 	}
-	in, err := tempora.TensorFrom(2*l, s.d, l, rows)
-	if err != nil {
-		return 0, fmt.Errorf("baselines: TimeSHAP: %w", err)
-	}
-	pred := b.pred[:2*l]
-	if err := m.Predict(pred, in); err != nil {
+	pred := b.pred[:2*n]
+	if err := m.Predict(pred, b.tensor(s, 2*n)); err != nil {
 		return 0, err
 	}
 	fx, fb := pred[0], pred[1]
-	for k := 1; k < l; k++ {
+	for k := 1; k < n; k++ {
 		phiOld := ((pred[2*k] - fb) + (fx - pred[2*k+1])) / 2
 		if math.Abs(phiOld) <= s.tol {
 			return k, nil
 		}
 	}
-	return l, nil
+	return n, nil
 }
 
 // binomial returns C(n, k) in floating point (+Inf when it overflows).
@@ -547,7 +585,7 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 	}
 	sizes := np / 2        // ⌈(np−1)/2⌉ subset sizes s = 1…sizes, with np−s
 	paired := (np - 1) / 2 // the sizes s < np−s, whose complements differ in size
-	kernel := make([]float64, sizes)
+	kernel := grow(&b.kernel, sizes)
 	var total float64
 	for i := range kernel {
 		s := float64(i + 1)
@@ -564,10 +602,14 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 		b.masks = append(b.masks, mask...)
 		b.weights = append(b.weights, w)
 	}
-	mask := make([]bool, np)
+	if cap(b.mask) < np {
+		b.mask = make([]bool, np)
+	}
+	mask := b.mask[:np]
 	left := ns
 	full := 0
-	remaining := append([]float64(nil), kernel...)
+	remaining := grow(&b.remaining, sizes)
+	copy(remaining, kernel)
 	for size := 1; size <= sizes; size++ {
 		n := binomial(np, size)
 		if size <= paired {
@@ -589,7 +631,10 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 			w /= 2
 		}
 		// Every subset of this size, in lexicographic order of indices.
-		idx := make([]int, size)
+		if cap(b.idx) < size {
+			b.idx = make([]int, size)
+		}
+		idx := b.idx[:size]
 		for i := range idx {
 			idx[i] = i
 		}
@@ -624,7 +669,7 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 	fixed := len(b.weights)
 	// Sample the other sizes by their share of the kernel weight (halved
 	// for paired sizes, whose complement comes along).
-	cum := make([]float64, sizes-full)
+	cum := grow(&b.cum, sizes-full)
 	var sum float64
 	for i := range cum {
 		v := kernel[full+i]
@@ -634,15 +679,21 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 		sum += v
 		cum[i] = sum
 	}
-	clear(b.used)
 	if cap(b.perm) < np {
 		b.perm = make([]int, np)
 	}
 	perm := b.perm[:np]
-	if cap(b.key) < np {
-		b.key = make([]byte, np)
+	// The table holds at most ns − fixed sampled coalitions at a load of at
+	// most a half.
+	tsize := 1
+	for tsize < 2*(ns-fixed) {
+		tsize <<= 1
 	}
-	key := b.key[:np]
+	if cap(b.table) < tsize {
+		b.table = make([]int, tsize)
+	}
+	table := b.table[:tsize]
+	clear(table)
 	for draws := 0; left > 0 && draws < 4*(ns-fixed); draws++ {
 		u := rng.Float64() * sum
 		ind := 0
@@ -660,16 +711,17 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 			perm[q], perm[r] = perm[r], perm[q]
 			mask[perm[q]] = true
 		}
-		for q, in := range mask {
-			key[q] = 0
-			if in {
-				key[q] = 1
+		slot := maskHash(mask) & uint64(tsize-1)
+		at, seen := 0, false
+		for ; table[slot] != 0; slot = (slot + 1) & uint64(tsize-1) {
+			if at = table[slot] - 1; slices.Equal(b.masks[at*np:(at+1)*np], mask) {
+				seen = true
+				break
 			}
 		}
-		at, seen := b.used[string(key)]
 		if !seen {
 			at = len(b.weights)
-			b.used[string(key)] = at
+			table[slot] = at + 1
 			add(mask, 1)
 			left--
 		} else {
@@ -699,6 +751,27 @@ func (b *shapWork) coalitions(np, ns int, rng *rand.Rand) {
 	for r := fixed; r < len(b.weights); r++ {
 		b.weights[r] *= wLeft / wSampled
 	}
+}
+
+// grow returns (*buf)[:n], reallocating it when its capacity is short.
+func grow(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
+}
+
+// maskHash is the FNV-1a hash of a coalition's membership bits.
+func maskHash(mask []bool) uint64 {
+	h := uint64(14695981039346656037)
+	for _, in := range mask {
+		v := uint64(0)
+		if in {
+			v = 1
+		}
+		h = (h ^ v) * 1099511628211
+	}
+	return h
 }
 
 // solve writes into phi the Shapley values of np players from ns
@@ -746,9 +819,8 @@ func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float
 		g.SymRankK(g, 1, z.Slice(lo, hi, 0, q).T())
 	}
 	sol := mat.NewVecDense(q, phi[:q])
-	var chol mat.Cholesky
-	if chol.Factorize(g) {
-		if err := chol.SolveVecTo(sol, mat.NewVecDense(q, rhs)); err == nil {
+	if b.chol.Factorize(g) {
+		if err := b.chol.SolveVecTo(sol, mat.NewVecDense(q, rhs)); err == nil {
 			return finishPhi(phi, q, total)
 		}
 	}
