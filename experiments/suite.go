@@ -76,7 +76,7 @@ type Setting struct {
 	// attributions (Attribute) get them.
 	Local bool
 	// Refusals records a method that refuses the problem's missing values
-	// (an error before its first model call) as refused
+	// (method.IncompleteError) as refused
 	// (record.RefusedWarning) instead of stopping the run
 	// (suite_irregular.go).
 	Refusals bool

@@ -2,9 +2,9 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
@@ -24,14 +24,13 @@ import (
 // (missing-rate=0, length-spread=1 is complete data, the reference row),
 // each on its own problems, then the padding comparison (irregularSettings):
 // full-windows=true with padding=nan and padding=zeros on the same
-// problems. A method that refuses data with
-// missing values (an error before its first model call) gets a refused
-// record (record.RefusedWarning) with its message, which the report shows
+// problems. A method that refuses data with missing values
+// (method.IncompleteError) gets a refused record (record.RefusedWarning) with its message, which the report shows
 // as refused: never a row of zeros, never dropped.
 
 // irregularMethods are the suite's default methods: TIME and the
-// baselines cheap enough for 1000 instances.
-var irregularMethods = []string{"TIME", "TIME-n", "PERM", "PERM-f", "OCC", "SAGE-m"}
+// baselines cheap enough for 1000 instances; LIME refuses missing values.
+var irregularMethods = []string{"TIME", "TIME-n", "PERM", "PERM-f", "OCC", "SAGE-m", "LIME"}
 
 var (
 	irregularRates      = []string{"0", "0.2", "0.5"}
@@ -166,19 +165,6 @@ func irregularOf(spec ProblemSpec) (*synth.Irregular, error) {
 	return ir, nil
 }
 
-// countingModel counts the calls that reach a model, so that a failure
-// before the first call (a refusal of the data) can be told from one after
-// it.
-type countingModel struct {
-	tempora.Model
-	calls atomic.Int64
-}
-
-func (c *countingModel) Predict(dst []float64, x *tempora.Tensor) error {
-	c.calls.Add(1)
-	return c.Model.Predict(dst, x)
-}
-
 // refused returns the records of the outputs of a run whose method
 // refused the problem with err.
 func refused(outputs []*method.Method, err error) []*record.Record {
@@ -193,30 +179,29 @@ func refused(outputs []*method.Method, err error) []*record.Record {
 }
 
 // explainOrRefuse runs the explainer of an item as runItem does. In a
-// setting that records refusals, a method whose explainer cannot be made
-// or that fails before calling the model on data with missing values
-// refused the problem: it returns the refused records instead of an error.
+// setting that records refusals, a method that refuses the data's missing
+// values (method.IncompleteError, method.RequireComplete's refusal, from
+// making the explainer or from explaining) gets refused records instead
+// of stopping the run; any other error stops it.
 func explainOrRefuse(ctx context.Context, it *Item, prob *Problem, workers int) (tempora.Explainer, *tempora.Explanation, *tempora.Tensor, []*record.Record, error) {
 	src := it.run.source
 	vals, err := it.Setting.values(src)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	refusable := it.Setting.Refusals && hasMissing(prob.Data.X)
+	refusal := func(err error) bool {
+		var inc *method.IncompleteError
+		return it.Setting.Refusals && errors.As(err, &inc)
+	}
 	ex, err := src.Explainer(method.Config{Seed: it.ExplainerSeed, Workers: workers, Data: prob.Data, Values: vals})
 	if err != nil {
-		if refusable {
+		if refusal(err) {
 			return nil, nil, nil, refused(it.run.outputs, err), nil
 		}
 		return nil, nil, nil, nil, err
 	}
-	var model tempora.Model = prob.Model
-	counter := &countingModel{Model: prob.Model}
-	if refusable {
-		model = counter
-	}
-	e, local, err := Attribute(ctx, ex, model, prob.Data)
-	if err != nil && ctx.Err() == nil && refusable && counter.calls.Load() == 0 {
+	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
+	if err != nil && ctx.Err() == nil && refusal(err) {
 		return nil, nil, nil, refused(it.run.outputs, err), nil
 	}
 	return ex, e, local, nil, err

@@ -56,7 +56,8 @@ func paramValue(ps []record.Param, key string) (string, bool) {
 }
 
 // TestIrregularSuiteRun runs the suite at a tiny scale (150 × 4 × 10
-// problems, one model) with TIME and the baselines OCC and SAGE-m: every
+// problems, one model) with TIME and the baselines OCC (which takes
+// missing values) and LIME (which refuses them): every
 // record is either scored or a refusal with the method's message, never a
 // silent zero row; on complete data (rate 0, spread 1) and zero-padded
 // data nothing is refused.
@@ -69,7 +70,7 @@ func TestIrregularSuiteRun(t *testing.T) {
 		spec.Instances, spec.Features, spec.Timesteps = 150, 4, 10
 		return synthesise(ctx, spec, seed)
 	}
-	o := Options{Suite: "irregular", Quick: true, Models: 1, Methods: []string{"TIME", "OCC", "SAGE-m"}, Out: out, source: small}
+	o := Options{Suite: "irregular", Quick: true, Models: 1, Methods: []string{"TIME", "OCC", "LIME"}, Out: out, source: small}
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +90,9 @@ func TestIrregularSuiteRun(t *testing.T) {
 			t.Errorf("%s refused complete data: %s", r.Key(), msg)
 		case ok:
 			refusals++
+			if r.Method != "LIME" {
+				t.Errorf("%s refused: %s", r.Key(), msg)
+			}
 			if len(r.Metrics) != 0 || !strings.Contains(msg, "NaN") && !strings.Contains(msg, "missing") {
 				t.Errorf("%s: refusal %q with %d metrics", r.Key(), msg, len(r.Metrics))
 			}
@@ -96,7 +100,11 @@ func TestIrregularSuiteRun(t *testing.T) {
 			t.Errorf("%s: neither scored nor refused", r.Key())
 		}
 	}
-	t.Logf("%d of %d records are refusals", refusals, len(recs))
+	// LIME on the 12 settings with missing values (the sweep's 10 and
+	// the padding comparison's 2 with NaN padding).
+	if refusals != 12 {
+		t.Errorf("%d refusals, want LIME's 12", refusals)
+	}
 }
 
 // TestZeroPadding checks the padding comparison's premise: the zero-padded
