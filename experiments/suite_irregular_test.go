@@ -144,3 +144,37 @@ func TestZeroPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestIrregularGridAxes checks the grid's irregular axes: their values
+// reach synth.Irregular, and bad values get a one-line error naming the
+// axis.
+func TestIrregularGridAxes(t *testing.T) {
+	ss, err := gridSettings(true, "missing-rate=0.3;length-spread=1.5;alignment=end;missing-mechanism=mnar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := synthConfig(ss[0].Problem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir := cfg.Irregular; ir == nil || ir.MissingRate != 0.3 || ir.LengthSpread != 1.5 || ir.Alignment.String() != "end" || ir.Mechanism.String() != "mnar" {
+		t.Fatalf("irregular config %+v", cfg.Irregular)
+	}
+	if ss[0].problemKey == "" {
+		t.Error("the irregular axes are not problem parameters")
+	}
+	for _, bad := range []string{"missing-rate=1", "missing-rate=x", "length-spread=0.5", "length-spread=Inf", "alignment=middle", "missing-mechanism=mar"} {
+		name, _, _ := strings.Cut(bad, "=")
+		if _, err := ParseGrid(bad); err == nil || !strings.Contains(err.Error(), "grid "+name+"=") {
+			t.Errorf("%s: error %v", bad, err)
+		}
+	}
+	// Without irregular axes the grid's problems stay complete.
+	ss, err = gridSettings(true, "noise=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := synthConfig(ss[0].Problem); err != nil || cfg.Irregular != nil {
+		t.Errorf("complete grid: %+v, %v", cfg.Irregular, err)
+	}
+}
