@@ -42,7 +42,11 @@ var (
 var irregularSuite = &Suite{
 	Name: "irregular", Doc: "irregular data: sequences of different lengths (spread 1 or 2, start- or end-aligned) with 0, 20% or 50% of cells missing at random, Table 1 problems (1000×10×20, 5 relevant, classification) with a model over observed values; and the same data padded with zeros",
 	Models: 20, QuickModels: 3, Methods: irregularMethods,
-	Time: "about 10 min (estimated)", QuickTime: "about 2 min",
+	// Quick: 169 s of CPU measured for the committed report
+	// (results/reference/irregular/quick; LIME on complete data takes
+	// most of it), so about 2 to 3 min on two idle cores; paper scale is
+	// about seven times the models.
+	Time: "about 20 min (estimated)", QuickTime: "about 3 min",
 	settings: irregularSettings,
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -59,7 +60,8 @@ func IrregularFigure(groups []Group, method string) (*Figure, error) {
 	if len(derived) == 0 {
 		return nil, fmt.Errorf("results: no %s settings with padding=nan for %s", IrregularSuite, method)
 	}
-	return SweepFigure(derived, derived[0].Suite, lines, "missing-rate", IrregularMetrics)
+	title := fmt.Sprintf("%s: %s's power and FDR versus the missing rate (MCAR), by length spread and alignment", IrregularSuite, method)
+	return sweepFigure(derived, derived[0].Suite, lines, "missing-rate", IrregularMetrics, title)
 }
 
 // PaddingMetrics are the bars of PaddingFigure: the FDRs that padding with
@@ -105,6 +107,8 @@ func PaddingFigure(groups []Group, method string) (*Figure, error) {
 		}
 	}
 	pairs = slices.DeleteFunc(pairs, func(q pair) bool { return q.nan == nil || q.zer == nil })
+	// start before end, as the suite lists them.
+	slices.SortStableFunc(pairs, func(a, b pair) int { return strings.Compare(b.align, a.align) })
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("results: no %s padding comparison for %s", IrregularSuite, method)
 	}
@@ -114,7 +118,8 @@ func PaddingFigure(groups []Group, method string) (*Figure, error) {
 		p := plot.New()
 		p.Title.Text = "alignment " + q.align
 		p.Title.TextStyle.Font.Size = 10
-		p.Y.Min, p.Y.Max = 0, 1.02
+		// Room above 1 for the legend.
+		p.Y.Min, p.Y.Max = 0, 1.3
 		p.Y.Label.Text = "mean over models"
 		p.Y.Label.TextStyle.Font.Size = 9
 		p.Y.Tick.Label.Font.Size = 8
@@ -132,6 +137,7 @@ func PaddingFigure(groups []Group, method string) (*Figure, error) {
 					if math.IsNaN(hi) {
 						hi = s.Mean
 					}
+					hi = min(hi, 1)
 					errs = append(errs, hi-s.Mean)
 					models = max(models, s.N)
 				} else {
@@ -168,7 +174,7 @@ func PaddingFigure(groups []Group, method string) (*Figure, error) {
 			labels = append(labels, m.Label)
 		}
 		p.NominalX(labels...)
-		p.Legend.Top = true
+		p.Legend.Top, p.Legend.Left = true, true
 		p.Legend.TextStyle.Font.Size = 8
 		plots = append(plots, []*plot.Plot{p})
 	}
