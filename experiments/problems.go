@@ -174,6 +174,9 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 		if st.Problem.World != "" {
 			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World)
 		}
+		if st.Problem.Padding == "zeros" {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (setting %s pads with zeros for a model that has no saved form)", idx.Suite, st.Key())
+		}
 	}
 	// Problems are generated once per (problem key, model), as Run does.
 	var groups []string

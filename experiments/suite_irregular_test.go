@@ -55,7 +55,7 @@ func paramValue(ps []record.Param, key string) (string, bool) {
 	return "", false
 }
 
-// TestIrregularSuiteRun runs the suite at a tiny scale (150 × 4 × 10
+// TestIrregularSuiteRun runs the suite at a tiny scale (250 × 4 × 10
 // problems, one model) with TIME and the baselines OCC (which takes
 // missing values) and LIME (which refuses them): every
 // record is either scored or a refusal with the method's message, never a
@@ -67,7 +67,7 @@ func TestIrregularSuiteRun(t *testing.T) {
 	}
 	out := t.TempDir()
 	small := func(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
-		spec.Instances, spec.Features, spec.Timesteps = 150, 4, 10
+		spec.Instances, spec.Features, spec.Timesteps = 250, 4, 10
 		return synthesise(ctx, spec, seed)
 	}
 	o := Options{Suite: "irregular", Quick: true, Models: 1, Methods: []string{"TIME", "OCC", "LIME"}, Out: out, source: small}
@@ -176,5 +176,14 @@ func TestIrregularGridAxes(t *testing.T) {
 	}
 	if cfg, err := synthConfig(ss[0].Problem); err != nil || cfg.Irregular != nil {
 		t.Errorf("complete grid: %+v, %v", cfg.Irregular, err)
+	}
+}
+
+// TestIrregularWriteProblems checks that the irregular suite's problems
+// are not written: its zero-padded settings' model has no saved form.
+func TestIrregularWriteProblems(t *testing.T) {
+	_, err := WriteProblems(context.Background(), Options{Suite: "irregular", Quick: true, Out: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "pads with zeros") {
+		t.Errorf("error %v", err)
 	}
 }
