@@ -2,11 +2,15 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -185,5 +189,52 @@ func TestIrregularWriteProblems(t *testing.T) {
 	_, err := WriteProblems(context.Background(), Options{Suite: "irregular", Quick: true, Out: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "pads with zeros") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestIrregularRefusalIsIncompleteError checks that only a refusal of the
+// missing values (method.IncompleteError) becomes a refused record: a
+// method failing on them with any other error stops the run, naming the
+// item, so a bug is never recorded as a refusal.
+func TestIrregularRefusalIsIncompleteError(t *testing.T) {
+	small := func(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+		spec.Instances, spec.Features, spec.Timesteps = 40, 3, 6
+		return synthesise(ctx, spec, seed)
+	}
+	fail := func(refuse bool) method.Method {
+		return method.Method{Name: "FAIL", New: func(c method.Config) (tempora.Explainer, error) {
+			if err := method.RequireComplete("FAIL", c.Data, 1, "it is a test"); err != nil {
+				if refuse {
+					return nil, err
+				}
+				return nil, errors.New("FAIL: broken on NaN")
+			}
+			return baselines.Occlusion{}, nil
+		}}
+	}
+	for _, refuse := range []bool{true, false} {
+		out := t.TempDir()
+		err := Run(context.Background(), Options{Suite: "irregular", Quick: true, Models: 1, Methods: []string{"FAIL"},
+			Extra: []method.Method{fail(refuse)}, Out: out, source: small})
+		switch {
+		case refuse && err != nil:
+			t.Fatalf("a refusal stopped the run: %v", err)
+		case !refuse && (err == nil || !strings.Contains(err.Error(), "broken on NaN") || !strings.Contains(err.Error(), "method=FAIL")):
+			t.Fatalf("a failure on missing values: error %v, want the run stopped naming the item", err)
+		case refuse:
+			recs, err := ReadRecords(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := 0
+			for _, r := range recs {
+				if msg, ok := r.Refusal(); ok && strings.Contains(msg, "it is a test") {
+					refused++
+				}
+			}
+			if refused != 12 {
+				t.Errorf("%d refused records, want 12 (the settings with missing values)", refused)
+			}
+		}
 	}
 }
