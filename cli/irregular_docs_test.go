@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // irregularTable returns the TIME rows of the irregular suite's committed
@@ -75,6 +77,9 @@ func TestREADMEIrregular(t *testing.T) {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md does not state %q", want)
 		}
+	}
+	if want := fmt.Sprintf("logistic in their standardised value with slope %g", synth.MNARSlope); !strings.Contains(readme, want) {
+		t.Errorf("README.md does not state %q", want)
 	}
 	lo, hi := 1.0, 0.0
 	for k, row := range tab {
