@@ -200,7 +200,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 }
 
 // PermuteInstancesWithin is PermuteInstances for data with missing values,
-// under the rule of decision 19 (docs/decisions.md): a sequence's length
+// under the receiver rule (docs/decisions.md, decision 19): a sequence's length
 // stays with its instance, and a feature's values move with their
 // missingness. For every instance i and feature j in feats, the cells of
 // [start, end] inside support[i] receive instance perm[i]'s cells (values
@@ -212,19 +212,25 @@ func PermuteInstancesWithin(dst, src *Tensor, feats []int, start, end int, perm 
 	if len(perm) != src.M || len(support) != src.M {
 		panic(fmt.Sprintf("tempora: instance permutation of length %d and %d supports for %d instances", len(perm), len(support), src.M))
 	}
+	w := end - start + 1
 	for i, p := range perm {
 		s, e := max(start, support[i].Start), min(end, support[i].End)
 		for _, j := range feats {
 			do := dst.Index(i, j, start)
 			so := src.Index(i, j, start)
-			w := end - start + 1
 			if s > e {
 				copy(dst.Data[do:do+w], src.Data[so:so+w])
 				continue
 			}
-			// Padding before and after the support keeps the receiver's cells.
-			copy(dst.Data[do:do+s-start], src.Data[so:so+s-start])
-			copy(dst.Data[do+e-start+1:do+w], src.Data[so+e-start+1:so+w])
+			// Padding before and after the support keeps the receiver's
+			// cells (the copies are skipped when empty: this loop runs
+			// once per instance and feature of every draw).
+			if s > start {
+				copy(dst.Data[do:do+s-start], src.Data[so:so+s-start])
+			}
+			if e < end {
+				copy(dst.Data[do+e-start+1:do+w], src.Data[so+e-start+1:so+w])
+			}
 			po := src.Index(p, j, s)
 			copy(dst.Data[do+s-start:do+e-start+1], src.Data[po:po+e-s+1])
 		}

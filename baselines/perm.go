@@ -133,7 +133,12 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if data == nil {
 		return nil, fmt.Errorf("baselines: PERM: nil dataset")
 	}
-	// NewEngine validates the data (at least 2 instances) and the model.
+	// PERM needs complete data: NewEngine accepts missing values (NaN),
+	// which PERM has no documented rule for yet.
+	if err := data.Validate(2); err != nil {
+		return nil, fmt.Errorf("baselines: PERM: %w", err)
+	}
+	// NewEngine validates the model.
 	eng, err := explain.NewEngine(m, data, c.Loss, c.Seed, c.Workers)
 	if err != nil {
 		return nil, fmt.Errorf("baselines: PERM: %w", err)

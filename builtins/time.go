@@ -42,6 +42,9 @@ var (
 	timeWindowRule = method.Spec[string]{Name: "window-rule",
 		Doc:     "window search rule: one-sided (a left-out region must raise the loss by more than the threshold plus its sampling error to belong to the window; a feature without a significant window claims no timesteps) or paper (|score| against the threshold; every timestep of such a feature)",
 		Default: explain.OneSided.String()}
+	timeLengthRule = method.Spec[string]{Name: "length-rule",
+		Doc:     "on data with missing values, how across-instance tests permute sequences of different lengths: strata (only among instances whose supports cover the window alike), receiver (each instance keeps its length and takes the donor's cells inside it) or donor (the donor's whole block, padding included)",
+		Default: explain.Strata.String()}
 	timeWindows = method.Spec[int]{Name: "windows",
 		Doc:     "most windows per feature: the window is split at interior gaps that surely carry less than (1−γ)/2 of the importance (1: the paper's single window)",
 		Default: explain.DefaultWindows, Range: "[1, inf)"}
@@ -52,7 +55,7 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeConditional, drawLimit, copyMemory),
+		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeConditional, timeLengthRule, drawLimit, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			t := explain.TIME{
 				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
@@ -69,6 +72,11 @@ func timeMethod() method.Method {
 				return nil, err
 			}
 			t.WindowRule = rule
+			lr, err := explain.ParseLengthRule(timeLengthRule.Get(c.Values))
+			if err != nil {
+				return nil, err
+			}
+			t.LengthRule = lr
 			t.Windows = timeWindows.Get(c.Values)
 			if path := timeHierarchy.Get(c.Values); path != "" {
 				h, err := readHierarchy(path, c.Data)

@@ -178,6 +178,20 @@
 // of more than 2²¹ values, one chunk of instances that it predicts at a
 // time (see Engine).
 //
+// # Missing values
+//
+// The data may hold missing values (NaN), which reach the model as NaN:
+// tempora never imputes. Sequences of different lengths are the cells
+// outside each instance's support, in the dataset's aligned time
+// (tempora.Observation). An across-instance draw then permutes instances
+// only among those whose supports cover the test's window alike
+// (LengthRule, default Strata), an ordering draw permutes each series'
+// values among its observed positions only
+// (tempora.PermuteTimestepsObserved), a block with nothing observed makes
+// no draw, and windows lie where their feature is observed
+// (docs/decisions.md, decision 19; missing.go). On complete data the dense
+// code paths run unchanged.
+//
 // # Engine
 //
 // Engine exposes the permutation-test machinery (one batch of independent

@@ -86,8 +86,8 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
 	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
-	if e.members != nil {
-		ws.buf, ws.cnt = make([]int, x.M), make([]int, len(e.members))
+	if e.masked && e.rule == Strata {
+		ws.buf, ws.cnt = make([]int, x.M), make([]int, x.M)
 	}
 	switch rows := e.chunkRows(); {
 	case !withCopy:
@@ -162,8 +162,8 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
 		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
-	if e.strata != nil && p.Kind == AcrossInstances {
-		e.stratify(perm, ws.buf, ws.cnt)
+	if p.strata != nil {
+		p.strata.stratify(perm, ws.buf, ws.cnt)
 	}
 	src := e.data.X
 	if ws.x.M < src.M {
@@ -176,7 +176,9 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	if e.masked {
 		switch {
 		case p.Kind == WithinWindow:
-			tempora.PermuteTimestepsObserved(ws.x, src, p.Features, start, end, perm)
+			for i := range src.M {
+				e.permuteRow(ws.x.Data, i, i, p, perm)
+			}
 		case e.rule == Donor:
 			tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
 		default:
@@ -214,7 +216,7 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
 		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
 		for r := 0; r < chunk.M && e.masked; r++ {
-			e.permuteChunkRow(chunk.Data, r, i0+r, p, perm)
+			e.permuteRow(chunk.Data, r, i0+r, p, perm)
 		}
 		for r := 0; r < chunk.M && p.Kind != Conditional && !e.masked; r++ {
 			i := i0 + r

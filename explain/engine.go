@@ -141,14 +141,18 @@ type Engine struct {
 	cond condCache // fits of the Conditional tests (conditional.go)
 
 	// Missing values (missing.go): the data's observation summary; masked
-	// when the data has missing values (the draws then follow decision
-	// 19); the length rule of the across-instance draws; and, for Strata,
-	// every instance's stratum and every stratum's members.
-	obs     *tempora.Observation
-	masked  bool
-	rule    LengthRule
-	strata  []int
-	members [][]int
+	// when the data has missing values (the draws then follow
+	// docs/decisions.md, decision 19); the length rule of the
+	// across-instance draws.
+	obs    *tempora.Observation
+	masked bool
+	rule   LengthRule
+	// complete[i*D+j] reports that series (i, j) has no missing cell
+	// (masked only).
+	complete []bool
+	// strataMu guards strataCache, the Strata rule's strata by window.
+	strataMu    sync.Mutex
+	strataCache map[tempora.Window]*strata
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -157,9 +161,10 @@ type Engine struct {
 // while the Engine is in use.
 //
 // The data may have missing values (NaN; see tempora.Dataset.Observe):
-// across-instance draws then keep each sequence's length with its instance
-// and within-window draws permute observed positions only (missing.go,
-// docs/decisions.md, decision 19).
+// across-instance draws then permute instances only among those whose
+// supports cover the test's window alike (Strata), and within-window draws
+// permute observed positions only (missing.go, docs/decisions.md,
+// decision 19).
 //
 // It returns an error for a nil model, invalid data (see
 // tempora.Dataset.Observe; at least 2 instances are needed), a negative
@@ -177,7 +182,7 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	return newEngine(m, data, obs, Receiver, loss, seed, workers)
+	return newEngine(m, data, obs, Strata, loss, seed, workers)
 }
 
 // newEngine is NewEngine for data already observed, with the length rule
@@ -225,6 +230,9 @@ type plan struct {
 	draws int  // the most draws
 	exact bool // enumerate all non-identity permutations
 	cond  *condFit
+	// strata are the strata of an across-instance test under the Strata
+	// rule on data with missing values; nil for one stratum.
+	strata *strata
 }
 
 func (e *Engine) plan(i int, t Test) (plan, error) {
@@ -272,6 +280,9 @@ func (e *Engine) plan(i int, t Test) (plan, error) {
 	}
 	if f, ok := exactDraws(p.n, t.Permutations); ok {
 		p.exact, p.draws = true, f
+	}
+	if e.masked && t.Kind == AcrossInstances && e.rule == Strata {
+		p.strata = e.strataOf(t.Window)
 	}
 	if e.masked && !e.blockObserved(t.Features, t.Window) {
 		// Every permutation of a block with no observed value leaves the

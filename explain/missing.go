@@ -17,8 +17,9 @@ import (
 // paths, unchanged. Otherwise:
 //
 //   - an across-instance draw follows the length rule (LengthRule): by
-//     default a sequence's length stays with its instance and a feature's
-//     values move with their missingness (tempora.PermuteInstancesWithin);
+//     default (Strata) instances are permuted only among instances whose
+//     supports cover the test's window alike, a feature's values moving
+//     with their missingness (tempora.PermuteInstancesWithin);
 //   - a within-window draw permutes each series' values among its observed
 //     positions only (tempora.PermuteTimestepsObserved), so a missing cell
 //     stays missing and padding stays padding;
@@ -32,28 +33,36 @@ import (
 
 // LengthRule says how an across-instance permutation moves a feature's
 // values between instances whose supports (lengths) differ. It matters only
-// for data with missing values.
+// for data with missing values (docs/decisions.md, decision 19).
 type LengthRule int
 
 const (
-	// Receiver, the default: a sequence's length stays with its instance.
-	// Each receiving instance takes the donor's cells (values and NaNs)
-	// inside its own support; its padding stays padding, and a donor's
-	// value that would land on it is dropped.
-	Receiver LengthRule = iota
+	// Strata, the default: instances are permuted only among instances
+	// that cover the test's window alike (the same intersection of their
+	// support with the window; for a whole-sequence test, the same
+	// support). The draw's uniform permutation of all instances induces,
+	// within each stratum, the permutation in which the stratum's members
+	// appear in it. Donor and receiver then have the same cells inside
+	// their supports and the same padding, so the draw keeps the data's
+	// joint law whenever instances are exchangeable given their supports.
+	// A window covered by every instance is one stratum: the draw is the
+	// dense one. An instance alone in its stratum keeps its own block.
+	Strata LengthRule = iota
+	// Receiver: a sequence's length stays with its instance. Each
+	// receiving instance takes the donor's cells (values and NaNs) inside
+	// its own support; its padding stays padding, and a donor's value that
+	// would land on it is dropped. Where the donor is shorter, the
+	// receiver gets missing cells it did not have, which biases the test
+	// (docs/decisions.md, decision 19); kept for comparison.
+	Receiver
 	// Donor moves the donor's whole block, padding included, as on dense
 	// data: the receiver's feature takes the donor's length. Invalid for a
-	// model whose output depends on the sequence length (decision 19);
+	// model whose output depends on the sequence length (docs/decisions.md, decision 19);
 	// kept for comparison.
 	Donor
-	// Strata permutes instances only among instances with the same
-	// support: the draw's uniform permutation of all instances induces,
-	// within each stratum, the permutation in which the stratum's members
-	// appear in it. An instance alone in its stratum keeps its own block.
-	Strata
 )
 
-// String returns "receiver", "donor" or "strata".
+// String returns "strata", "receiver" or "donor".
 func (r LengthRule) String() string {
 	switch r {
 	case Receiver:
@@ -66,15 +75,15 @@ func (r LengthRule) String() string {
 	return "LengthRule(" + strconv.Itoa(int(r)) + ")"
 }
 
-// ParseLengthRule returns the rule named s ("receiver", "donor" or
-// "strata").
+// ParseLengthRule returns the rule named s ("strata", "receiver" or
+// "donor").
 func ParseLengthRule(s string) (LengthRule, error) {
-	for _, r := range []LengthRule{Receiver, Donor, Strata} {
+	for _, r := range []LengthRule{Strata, Receiver, Donor} {
 		if r.String() == s {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("explain: unknown length rule %q (want receiver, donor or strata)", s)
+	return 0, fmt.Errorf("explain: unknown length rule %q (want strata, receiver or donor)", s)
 }
 
 // forceMasked makes an Engine run the masked code paths on complete data
@@ -89,60 +98,106 @@ const maxLocate = 64
 // missing values.
 const neverImputes = "tempora passes missing values to the model as NaN and never imputes them"
 
-// setObservation records the data's observation summary and prepares the
-// masked paths (strata) when the data has missing values.
+// setObservation records the data's observation summary and the length
+// rule.
 func (e *Engine) setObservation(obs *tempora.Observation, rule LengthRule) error {
 	if rule != Receiver && rule != Donor && rule != Strata {
 		return fmt.Errorf("explain: unknown length rule %d", int(rule))
 	}
 	e.obs, e.rule = obs, rule
 	e.masked = forceMasked || !obs.Complete()
-	if e.masked && rule == Strata {
-		e.strata, e.members = supportStrata(obs.Support)
+	if e.masked {
+		x := e.data.X
+		e.complete = make([]bool, x.M*x.D)
+		for k := range e.complete {
+			e.complete[k] = true
+			for _, v := range x.Data[k*x.L : (k+1)*x.L] {
+				if v != v {
+					e.complete[k] = false
+					break
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// supportStrata returns the stratum of every instance (instances with
-// equal supports share one, numbered in order of first appearance) and
-// the members of every stratum in instance order.
-func supportStrata(sup []tempora.Window) ([]int, [][]int) {
+// strata are the strata of the Strata rule for one window: the stratum of
+// every instance (numbered in order of first appearance) and the members
+// of every stratum in instance order.
+type strata struct {
+	of      []int
+	members [][]int
+}
+
+// windowStrata returns the strata of the instances for window w: instances
+// share a stratum when their supports meet w in the same span (all those
+// that do not meet it share one). It returns nil when there is one
+// stratum, where Strata's draw is the unstratified one.
+func windowStrata(sup []tempora.Window, w tempora.Window) *strata {
+	none := tempora.Window{Start: 1, End: 0}
 	index := map[tempora.Window]int{}
-	strata := make([]int, len(sup))
-	var members [][]int
-	for i, w := range sup {
-		s, ok := index[w]
-		if !ok {
-			s = len(members)
-			index[w] = s
-			members = append(members, nil)
+	st := &strata{of: make([]int, len(sup))}
+	for i, s := range sup {
+		k := tempora.Window{Start: max(s.Start, w.Start), End: min(s.End, w.End)}
+		if k.Start > k.End {
+			k = none
 		}
-		strata[i] = s
-		members[s] = append(members[s], i)
+		c, ok := index[k]
+		if !ok {
+			c = len(st.members)
+			index[k] = c
+			st.members = append(st.members, nil)
+		}
+		st.of[i] = c
+		st.members[c] = append(st.members[c], i)
 	}
-	return strata, members
+	if len(st.members) == 1 {
+		return nil
+	}
+	return st
+}
+
+// strataOf returns the strata of window w (windowStrata), computed once
+// per window.
+func (e *Engine) strataOf(w tempora.Window) *strata {
+	e.strataMu.Lock()
+	defer e.strataMu.Unlock()
+	if st, ok := e.strataCache[w]; ok {
+		return st
+	}
+	if e.strataCache == nil {
+		e.strataCache = map[tempora.Window]*strata{}
+	}
+	st := windowStrata(e.obs.Support, w)
+	e.strataCache[w] = st
+	return st
 }
 
 // stratify rewrites perm, a permutation of the instances, into the
 // permutation it induces within the strata: the r-th member (in instance
 // order) of a stratum receives the r-th member of that stratum in perm's
 // sequence. A uniform perm gives independent uniform permutations of every
-// stratum; with one stratum perm is unchanged. buf and cnt are scratch of
-// length M and of the number of strata.
-func (e *Engine) stratify(perm, buf, cnt []int) {
+// stratum. buf and cnt are scratch of length M and at least the number of
+// strata.
+func (st *strata) stratify(perm, buf, cnt []int) {
+	cnt = cnt[:len(st.members)]
 	clear(cnt)
 	for _, v := range perm {
-		s := e.strata[v]
-		buf[e.members[s][cnt[s]]] = v
+		s := st.of[v]
+		buf[st.members[s][cnt[s]]] = v
 		cnt[s]++
 	}
 	copy(perm, buf)
 }
 
 // singletons returns the number of instances alone in their stratum.
-func (e *Engine) singletons() int {
+func (st *strata) singletons() int {
+	if st == nil {
+		return 0
+	}
 	n := 0
-	for _, m := range e.members {
+	for _, m := range st.members {
 		if len(m) == 1 {
 			n++
 		}
@@ -162,15 +217,19 @@ func (e *Engine) blockObserved(feats []int, w tempora.Window) bool {
 	return false
 }
 
-// permuteChunkRow perturbs row r of a chunk (instance i of the data) as
-// the masked draws of test p with permutation perm perturb instance i in a
-// full copy; the chunk holds the data's own values.
-func (e *Engine) permuteChunkRow(chunk []float64, r, i int, p *plan, perm []int) {
+// permuteRow perturbs row r of dst (instance i of the data) as the masked
+// draws of test p with permutation perm perturb instance i in a full copy,
+// where dst's row already holds the data's own values or a previous draw
+// of the same test (its missing cells are then the data's). It serves the
+// chunked draws, and the in-place within-window draws: a series observed
+// everywhere takes the dense gather, which is what
+// tempora.PermuteTimestepsObserved computes for it.
+func (e *Engine) permuteRow(data []float64, r, i int, p *plan, perm []int) {
 	src := e.data.X
 	d, l := src.D, src.L
 	start, end := p.Window.Start, p.Window.End
 	for _, j := range p.Features {
-		dst := chunk[(r*d+j)*l+start : (r*d+j)*l+end+1]
+		dst := data[(r*d+j)*l+start : (r*d+j)*l+end+1]
 		switch p.Kind {
 		case AcrossInstances:
 			if e.rule == Donor {
@@ -184,10 +243,17 @@ func (e *Engine) permuteChunkRow(chunk []float64, r, i int, p *plan, perm []int)
 			}
 		case WithinWindow:
 			s := src.Data[(i*d+j)*l+start : (i*d+j)*l+end+1]
+			if e.complete[i*d+j] {
+				for k, o := range perm {
+					dst[k] = s[o]
+				}
+				continue
+			}
 			q := 0
 			for k, v := range s {
 				if v != v {
-					continue // the chunk already holds the NaN
+					dst[k] = v
+					continue
 				}
 				for s[perm[q]] != s[perm[q]] {
 					q++
@@ -247,8 +313,9 @@ func (e *Engine) missingWarnings() []string {
 	var out []string
 	switch {
 	case e.rule == Strata:
-		if n := e.singletons(); n > 0 {
-			out = append(out, fmt.Sprintf("length rule strata: %d of %d instances are alone in their stratum (no other instance has the same support) and keep their own values in every across-instance draw, which costs power", n, e.obs.M))
+		whole := tempora.Window{Start: 0, End: e.obs.L - 1}
+		if n := windowStrata(e.obs.Support, whole).singletons(); n > 0 {
+			out = append(out, fmt.Sprintf("length rule strata: %d of %d instances are alone in their stratum (no other instance has the same support) and keep their own values in every whole-sequence draw, which costs power", n, e.obs.M))
 		}
 	case e.rule == Donor && e.obs.VariableLength():
 		out = append(out, "length rule donor: a donor's length moves with its values, so the across-instance tests are not valid for a model whose output depends on the sequence length (docs/decisions.md, decision 19)")

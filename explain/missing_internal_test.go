@@ -200,10 +200,14 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 					}
 					if rule == Strata && tc.Kind == AcrossInstances && seen > 1 {
 						// The block of instance i equals that of a donor
-						// with the same support.
+						// whose support covers the window alike.
 						found := false
+						cover := func(k int) tempora.Window {
+							s := obs.Support[k]
+							return tempora.Window{Start: max(s.Start, tc.Window.Start), End: min(s.End, tc.Window.End)}
+						}
 						for k := range m {
-							if obs.Support[k] != obs.Support[i] {
+							if cover(k) != cover(i) {
 								continue
 							}
 							ok := true
@@ -240,17 +244,23 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 // same reports whether a and b are equal or both NaN.
 func same(a, b float64) bool { return a == b || (a != a && b != b) }
 
-// TestStratify checks the induced permutation of Strata: it maps every
-// instance to one of its stratum, it is the input permutation for a single
-// stratum, and it is uniform within a stratum (χ² over the 3! = 6
-// permutations of a stratum of 3 in 6000 draws, at level 0.001: critical
-// value 20.5 for 5 degrees of freedom).
+// TestStratify checks the induced permutation of Strata: strata group the
+// instances by their support's span inside the window (one stratum, nil,
+// when every instance covers it alike); the induced permutation maps every
+// instance to one of its stratum, and it is uniform within a stratum (χ²
+// over the 3! = 6 permutations of a stratum of 3 in 6000 draws, at level
+// 0.001: critical value 20.5 for 5 degrees of freedom).
 func TestStratify(t *testing.T) {
 	w := func(e int) tempora.Window { return tempora.Window{Start: 0, End: e} }
 	sup := []tempora.Window{w(3), w(5), w(3), w(4), w(3), w(5)}
-	e := &Engine{}
-	e.strata, e.members = supportStrata(sup)
-	perm, buf, cnt := make([]int, len(sup)), make([]int, len(sup)), make([]int, len(e.members))
+	if st := windowStrata(sup, w(2)); st != nil {
+		t.Errorf("window [0, 2], covered by every instance: strata %+v, want nil", st)
+	}
+	if st := windowStrata(sup, tempora.Window{Start: 4, End: 5}); st == nil || len(st.members) != 3 {
+		t.Errorf("window [4, 5]: strata %+v, want 3 (none, [4, 4], [4, 5])", st)
+	}
+	st := windowStrata(sup, w(5))
+	perm, buf, cnt := make([]int, len(sup)), make([]int, len(sup)), make([]int, len(sup))
 	rng := tempora.NewRand(1, "stratify")
 	counts := map[[3]int]int{}
 	const draws = 6000
@@ -259,7 +269,7 @@ func TestStratify(t *testing.T) {
 			perm[i] = i
 		}
 		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		e.stratify(perm, buf, cnt)
+		st.stratify(perm, buf, cnt)
 		seen := make([]bool, len(perm))
 		for i, p := range perm {
 			if sup[p] != sup[i] || seen[p] {
@@ -276,11 +286,77 @@ func TestStratify(t *testing.T) {
 	if len(counts) != 6 || chi2 > 20.5 {
 		t.Errorf("stratum {0, 2, 4}: %d permutations, χ² = %.1f (critical 20.5)", len(counts), chi2)
 	}
-	one := &Engine{}
-	one.strata, one.members = supportStrata([]tempora.Window{w(2), w(2), w(2), w(2)})
-	p := []int{2, 0, 3, 1}
-	one.stratify(p, make([]int, 4), make([]int, 1))
-	if !slices.Equal(p, []int{2, 0, 3, 1}) {
-		t.Errorf("one stratum: %v, want the permutation unchanged", p)
+	if n := st.singletons(); n != 1 {
+		t.Errorf("%d singletons, want 1 (instance 3)", n)
+	}
+}
+
+// TestPermuteRowMatchesRootOps checks the Engine's row-wise masked draws
+// (permuteRow, used by the chunked draws and the in-place within-window
+// draws) against the root operations that define them:
+// tempora.PermuteInstancesWithin (Receiver), tempora.PermuteInstances
+// (Donor) and tempora.PermuteTimestepsObserved, on data with missing
+// values and on complete data, for random blocks and permutations.
+func TestPermuteRowMatchesRootOps(t *testing.T) {
+	const m, d, l = 40, 3, 9
+	defer func(f bool) { forceMasked = f }(forceMasked)
+	forceMasked = true // complete data takes the masked paths too
+	rng := tempora.NewRand(8, "row ops")
+	for _, rate := range []float64{0, 0.3} {
+		for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+			x := IrregularData(m, d, l, rate, align, 8)
+			if rate == 0 {
+				for k, v := range x.Data {
+					if v != v {
+						x.Data[k] = float64(k % 7)
+					}
+				}
+			}
+			data := regression(x, 8)
+			data.Alignment = align
+			obs, err := data.Observe(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rule := range []LengthRule{Receiver, Donor} {
+				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, rule, nil, 1, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for trial := range 20 {
+					a := rng.IntN(l)
+					b := a + rng.IntN(l-a)
+					feats := []int{rng.IntN(d)}
+					if trial%2 == 1 {
+						feats = append(feats, (feats[0]+1)%d)
+					}
+					kind := Perturbation(trial % 2)
+					n := m
+					if kind == WithinWindow {
+						n = b - a + 1
+					}
+					perm := rng.Perm(n)
+					p := &plan{Test: Test{Features: feats, Window: tempora.Window{Start: a, End: b}, Kind: kind}}
+					want := x.Clone()
+					switch {
+					case kind == WithinWindow:
+						tempora.PermuteTimestepsObserved(want, x, feats, a, b, perm)
+					case rule == Donor:
+						tempora.PermuteInstances(want, x, feats, a, b, perm)
+					default:
+						tempora.PermuteInstancesWithin(want, x, feats, a, b, perm, obs.Support)
+					}
+					got := x.Clone()
+					for i := range m {
+						eng.permuteRow(got.Data, i, i, p, perm)
+					}
+					for k := range got.Data {
+						if !same(got.Data[k], want.Data[k]) {
+							t.Fatalf("rate %v, %v, %v, %v %v over [%d, %d]: cell %d is %v, want %v", rate, align, rule, kind, feats, a, b, k, got.Data[k], want.Data[k])
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -137,3 +137,64 @@ func TestTIMEMissingModelErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsInSpan checks the window search on a feature observed only in
+// its first 10 timesteps of 20 (feature 1; feature 0 is complete): a test
+// of a block with no observed value makes no draw and no model call (score
+// 0, p-value 1), and TIME's windows of the feature lie in its span.
+func TestWindowsInSpan(t *testing.T) {
+	const m, d, l = 200, 2, 20
+	x := gaussianData(m, d, l, 3)
+	for i := range m {
+		for t := 10; t < l; t++ {
+			x.Set(i, 1, t, math.NaN())
+		}
+	}
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			var v float64
+			for _, s := range x.Window(i, 1, 2, 6) {
+				v += s
+			}
+			dst[i] = v + 0.5*x.At(i, 0, 15)
+		}
+		return nil
+	})
+	data := regressionData(t, x, model, 0.5, 3)
+	eng, err := explain.NewEngine(model, data, nil, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := eng.Accounting().ModelCalls
+	res, err := eng.Run(context.Background(), []explain.Test{
+		{Features: []int{1}, Window: tempora.Window{Start: 10, End: 19}, Permutations: 20, Key: "padding"},
+		{Features: []int{1}, Window: tempora.Window{Start: 12, End: 15}, Permutations: 20, Key: "probe", Stop: explain.Stop{Probe: true, Threshold: 0.1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Draws != 0 || r.Score != 0 || r.PValue != 1 {
+		t.Errorf("test of padding: %+v, want no draw, score 0, p-value 1", r)
+	}
+	if r := res[1]; r.Draws != 0 || r.Score != 0 || r.SE != 0 {
+		t.Errorf("probe of padding: %+v, want no draw, score 0", r)
+	}
+	if calls := eng.Accounting().ModelCalls - before; calls != 0 {
+		t.Errorf("%d model calls for tests of padding, want 0", calls)
+	}
+	ex, err := explain.TIME{Seed: 3}.Explain(context.Background(), model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, ex, explain.DefaultAlpha)
+	f := ex.Features[1]
+	if !f.Important || len(f.Windows) == 0 {
+		t.Fatalf("feature 1: important %v, windows %v", f.Important, f.Windows)
+	}
+	for _, w := range f.Windows {
+		if w.Window.End > 9 || w.EndRange.End > 9 {
+			t.Errorf("feature 1: window %v (end range %v) reaches past its span [0, 9]", w.Window, w.EndRange)
+		}
+	}
+	t.Logf("feature 1: windows %v", f.Windows)
+}

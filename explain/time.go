@@ -108,7 +108,8 @@ type TIME struct {
 	// LengthRule is how the across-instance tests move a feature's values
 	// between instances of different lengths, on data with missing values
 	// (missing.go, docs/decisions.md, decision 19); the zero value is
-	// Receiver, the valid rule. It has no effect on complete data.
+	// Strata, the rule that keeps the tests valid. It has no effect on
+	// complete data.
 	LengthRule LengthRule
 }
 
@@ -281,8 +282,9 @@ func (c TIME) probeCap() int {
 // that predicts non-finite values, or when ctx is cancelled.
 //
 // The data may have missing values (NaN), which reach the model as NaN:
-// the tests then follow decision 19 (missing.go), and the windows lie in
-// the span where their features are observed, in the data's aligned time.
+// the tests then follow docs/decisions.md, decision 19 (missing.go), and
+// the windows lie in the span where their features are observed, in the
+// data's aligned time.
 //
 // The steps (see the package documentation) are: the feature and group
 // families, top-down (testFamilies); for every important node, the window
