@@ -43,9 +43,9 @@ var (
 var irregularSuite = &Suite{
 	Name: "irregular", Doc: "irregular data: sequences of different lengths (spread 1 or 2, start- or end-aligned) with 0, 20% or 50% of cells missing at random, Table 1 problems (1000×10×20, 5 relevant, classification) with a model over observed values; and the same data padded with zeros",
 	Models: 20, QuickModels: 3, Methods: irregularMethods,
-	// Quick: 67 s of CPU measured for the committed report
-	// (results/reference/irregular/quick), so about 35 to 50 s on two
-	// idle cores; paper scale has about seven times the models, and LIME
+	// Quick: 71 s of CPU and 42 s of wall time measured for the
+	// committed report (results/reference/irregular/quick) on two
+	// cores; paper scale has about seven times the models, and LIME
 	// explains every instance there.
 	Time: "about 30 min (estimated)", QuickTime: "about 50 s",
 	settings: irregularSettings,
