@@ -39,8 +39,8 @@ import (
 // each instance's last timestep (first under AlignEnd), if every feature
 // came out missing, one feature drawn uniformly is kept; a feature missing
 // everywhere keeps instance 0's cell at that timestep. Both change the
-// missing rate by a negligible amount (the first happens with probability
-// MissingRate^D per instance).
+// missing rate by a negligible amount (under MCAR the first happens with
+// probability MissingRate^D per instance).
 //
 // The model. A problem with Irregular set has a model that aggregates
 // over observed values only (Model.ObservedValues): Max is the largest
