@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/tempora
 OUT         := out
 
-.PHONY: build test test-python test-notebook test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference windows-quick windows-reference clean
+.PHONY: build test test-python test-notebook test-slurm check fuzz bench bench-micro bench-suite demo paper paper-quick paper-table1 paper-sequential reference correlated-reference local-quick local-reference windows-quick windows-reference irregular-quick irregular-reference clean
 
 # build compiles the command line into bin/tempora.
 build:
@@ -198,6 +198,21 @@ windows-reference: windows-quick
 	mkdir -p results/reference/windows
 	cp -r $(OUT)/windows-quick/report results/reference/windows/quick
 	cp $(OUT)/windows-quick/bench.txt results/reference/windows/quick/bench.txt
+
+# irregular-quick runs suite irregular (issue 18: missing values and
+# sequences of different lengths, and the same data padded with zeros) at
+# quick scale into out/irregular-quick; irregular-reference refreshes its
+# committed report, results/reference/irregular/quick.
+irregular-quick: build
+	rm -rf $(OUT)/irregular-quick
+	./$(BIN) run -suite irregular -quick -out $(OUT)/irregular-quick
+	./$(BIN) report -in $(OUT)/irregular-quick -out $(OUT)/irregular-quick/report
+
+irregular-reference: irregular-quick
+	rm -rf results/reference/irregular/quick
+	mkdir -p results/reference/irregular
+	cp -r $(OUT)/irregular-quick/report results/reference/irregular/quick
+	cp $(OUT)/irregular-quick/bench.txt results/reference/irregular/quick/bench.txt
 
 # demo synthesises a Table-1-style classification problem (1000 instances,
 # 10 features, 20 timesteps, half of the features relevant) into out/demo

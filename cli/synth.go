@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -25,7 +26,13 @@ whether their ordering matters). It saves them into the directory -out:
 
 The same flags and seed always give byte-identical files. The defaults are the
 sizes of the paper's Table 1 (1000 × 10 × 20, half of the features relevant).
--relevant 0 gives one relevant feature, the least a problem has.`
+-relevant 0 gives one relevant feature, the least a problem has.
+
+Any of -missing-rate, -length-spread, -alignment and -missing-mechanism makes
+an irregular world: sequences of lengths uniform between timesteps/spread and
+timesteps, padded with NaN at the end (alignment start) or the start
+(alignment end), cells missing (NaN) at the given rate, and a model that
+aggregates over observed values only. Windows lie where every sequence exists.`
 
 func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("synth", synthHelp, stdout)
@@ -39,6 +46,10 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	seed := fs.Uint64("seed", 0, "generation seed")
 	windowIndependent := fs.Bool("window-independent", false, "draw each feature's sequence from one process that ignores its window")
 	aggregator := fs.String("aggregator", "", "every feature's `aggregator` (max, average, monotonic_weighted_sum or random_weighted_sum) in place of one drawn per feature; max gives per-instance truths (argmax timesteps) that differ from the windows")
+	missingRate := fs.Float64("missing-rate", 0, "irregular world: expected fraction of missing (NaN) cells inside the sequences, in [0, 0.95]")
+	lengthSpread := fs.Float64("length-spread", 1, "irregular world: sequence lengths uniform between ⌈timesteps/`spread`⌉ and timesteps (1: all equal)")
+	alignment := fs.String("alignment", "start", "irregular world: the time axis sequences share, start (padding at the end) or end (padding at the start)")
+	mechanism := fs.String("missing-mechanism", "mcar", "irregular world: how cells go missing, mcar (completely at random) or mnar (more often for high values)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -46,6 +57,9 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 		return usageErrorf("synth: unexpected argument %q (see tempora synth -h)", fs.Arg(0))
 	}
 	cfg, err := synthConfig(*out, *instances, *features, *timesteps, *relevant, *task, *noise, *windowIndependent)
+	if err == nil {
+		cfg.Irregular, err = irregularFlags(fs, *missingRate, *lengthSpread, *alignment, *mechanism)
+	}
 	if err == nil && *aggregator != "" {
 		a := new(synth.Aggregator)
 		if err = a.UnmarshalText([]byte(*aggregator)); err != nil {
@@ -77,6 +91,9 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	fmt.Fprintf(stderr, "tempora: generated in %v\n", time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "wrote %s: %d instances × %d features × %d timesteps, %v, %d relevant features (%v), noise β = %.4g\n",
 		*out, p.Data.X.M, p.Data.X.D, p.Data.X.L, p.Config.Task, len(p.Model.Relevant()), p.Model.Relevant(), p.Model.Beta())
+	if ir := p.Config.Irregular; ir != nil {
+		fmt.Fprintf(stdout, "irregular: alignment %v, lengths %d to %d, missing rate %v (%v)\n", ir.Alignment, ir.MinLength(cfg.Timesteps), cfg.Timesteps, ir.MissingRate, ir.Mechanism)
+	}
 	return nil
 }
 
@@ -114,4 +131,34 @@ func synthConfig(out string, m, d, l int, frac float64, task, noise string, wind
 		Instances: m, Features: d, Timesteps: l, FractionRelevant: frac,
 		Task: tk, Noise: nz, WindowIndependent: windowIndependent,
 	}, nil
+}
+
+// irregularFlags returns the irregular configuration of the synth flags,
+// nil when none of them is given.
+func irregularFlags(fs *flag.FlagSet, rate, spread float64, alignment, mechanism string) (*synth.Irregular, error) {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "missing-rate", "length-spread", "alignment", "missing-mechanism":
+			set = true
+		}
+	})
+	if !set {
+		return nil, nil
+	}
+	a, err := tempora.ParseAlignment(alignment)
+	if err != nil {
+		return nil, usageErrorf("synth: -alignment %q: want start or end", alignment)
+	}
+	m, err := synth.ParseMechanism(mechanism)
+	if err != nil {
+		return nil, usageErrorf("synth: -missing-mechanism %q: want mcar or mnar", mechanism)
+	}
+	switch {
+	case !(rate >= 0 && rate <= synth.MaxMissingRate):
+		return nil, usageErrorf("synth: -missing-rate %v: want a fraction in [0, %v]", rate, synth.MaxMissingRate)
+	case !(spread >= 1) || math.IsInf(spread, 0):
+		return nil, usageErrorf("synth: -length-spread %v: want a finite number ≥ 1", spread)
+	}
+	return &synth.Irregular{LengthSpread: spread, Alignment: a, MissingRate: rate, Mechanism: m}, nil
 }

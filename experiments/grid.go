@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,6 +28,10 @@ var ProblemParams = []GridParam{
 	{"task", "regression or classification"},
 	{"noise", "noise multiplier β of the irrelevant features, or auto"},
 	{"window-independent", "window-independent sequences (true/false)"},
+	{"missing-rate", "irregular world: expected fraction of missing cells, in [0, 0.95]"},
+	{"length-spread", "irregular world: lengths uniform between ⌈L/spread⌉ and L (≥ 1)"},
+	{"alignment", "irregular world: start or end"},
+	{"missing-mechanism", "irregular world: mcar or mnar"},
 }
 
 func isProblemParam(name string) bool {
@@ -127,6 +132,28 @@ func applyParam(s *Setting, p record.Param) error {
 		if err != nil {
 			err = fmt.Errorf("experiments: grid window-independent=%s, want true or false", p.Value)
 		}
+	case "missing-rate":
+		f, e := strconv.ParseFloat(p.Value, 64)
+		if e != nil || !(f >= 0 && f <= synth.MaxMissingRate) {
+			err = fmt.Errorf("experiments: grid missing-rate=%s, want a fraction in [0, %v]", p.Value, synth.MaxMissingRate)
+		}
+		s.Problem.MissingRate = f
+	case "length-spread":
+		f, e := strconv.ParseFloat(p.Value, 64)
+		if e != nil || !(f >= 1) || math.IsInf(f, 0) {
+			err = fmt.Errorf("experiments: grid length-spread=%s, want a finite number ≥ 1", p.Value)
+		}
+		s.Problem.LengthSpread = f
+	case "alignment":
+		if _, e := tempora.ParseAlignment(p.Value); e != nil {
+			err = fmt.Errorf("experiments: grid alignment=%s, want start or end", p.Value)
+		}
+		s.Problem.Alignment = p.Value
+	case "missing-mechanism":
+		if _, e := synth.ParseMechanism(p.Value); e != nil {
+			err = fmt.Errorf("experiments: grid missing-mechanism=%s, want mcar or mnar", p.Value)
+		}
+		s.Problem.Mechanism = p.Value
 	default:
 		s.Method = append(slices.Clone(s.Method), p)
 	}

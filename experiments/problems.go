@@ -36,11 +36,15 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 			return synth.Config{}, err
 		}
 	}
+	ir, err := irregularOf(spec)
+	if err != nil {
+		return synth.Config{}, err
+	}
 	return synth.Config{
 		Aggregator: agg,
 		Instances:  spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
 		FractionRelevant: spec.FractionRelevant, Task: spec.Task, Noise: noise,
-		WindowIndependent: spec.WindowIndependent,
+		WindowIndependent: spec.WindowIndependent, Irregular: ir,
 	}, nil
 }
 
@@ -169,6 +173,9 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 	for _, st := range settings {
 		if st.Problem.World != "" {
 			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World)
+		}
+		if st.Problem.Padding == "zeros" {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (setting %s pads with zeros for a model that has no saved form)", idx.Suite, st.Key())
 		}
 	}
 	// Problems are generated once per (problem key, model), as Run does.

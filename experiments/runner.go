@@ -240,27 +240,31 @@ func (c *problemCache) get(ctx context.Context, it *Item) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p, err = padded(p, it.Setting.Problem); err != nil {
+		return nil, err
+	}
 	return truthFor(p, it.Setting.Problem)
 }
 
 // runItem explains one problem with one run and writes its records.
 func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers int, recDir string) error {
 	name := fmt.Sprintf("%s/%s/model=%d/method=%s", suite, it.Setting.Key(), it.Model, it.Method)
-	src := it.run.source
-	vals, err := it.Setting.values(src)
-	if err != nil {
-		return fmt.Errorf("experiments: %s: %w", name, err)
-	}
-	ex, err := src.Explainer(method.Config{Seed: it.ExplainerSeed, Workers: workers, Data: prob.Data, Values: vals})
-	if err != nil {
-		return fmt.Errorf("experiments: %s: %w", name, err)
-	}
-	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
+	ex, e, local, refusals, err := explainOrRefuse(ctx, it, prob, workers)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("experiments: %s: %w", name, err)
+	}
+	// A method that refused the problem (suite_irregular.go).
+	for _, rec := range refusals {
+		rec.Suite, rec.Params, rec.Model, rec.Seed = suite, it.Setting.Params, it.Model, it.ProblemSeed
+		if err := record.Write(recDir, rec); err != nil {
+			return err
+		}
+	}
+	if refusals != nil {
+		return nil
 	}
 	for _, m := range it.run.outputs {
 		oe, err := m.Derived(ex, e)

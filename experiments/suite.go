@@ -35,6 +35,16 @@ type ProblemSpec struct {
 	// Noise as above; suite_windowed.go).
 	Windows    int
 	NoiseScale float64
+	// MissingRate, LengthSpread, Alignment ("start" or "end") and
+	// Mechanism ("mcar" or "mnar") make synth.Generate's world irregular
+	// (synth.Irregular) when any is set (suite_irregular.go).
+	MissingRate, LengthSpread float64
+	Alignment, Mechanism      string
+	// FullWindows is synth.Irregular's; Padding "zeros" presents the
+	// problem padded with zeros to a model that masks all-zero timesteps
+	// (suite_irregular.go), "nan" or empty as generated.
+	FullWindows bool
+	Padding     string
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
@@ -65,6 +75,11 @@ type Setting struct {
 	// instance's attributions. Without it only methods with per-instance
 	// attributions (Attribute) get them.
 	Local bool
+	// Refusals records a method that refuses the problem's missing values
+	// (method.IncompleteError) as refused
+	// (record.RefusedWarning) instead of stopping the run
+	// (suite_irregular.go).
+	Refusals bool
 
 	// problemKey names the problem among the suite's settings: settings
 	// with equal keys analyse the same problems (testsize-* share one
@@ -185,6 +200,7 @@ var Suites = []*Suite{
 	},
 	localSuite,
 	windowsSuite,
+	irregularSuite,
 }
 
 // LookupSuite returns the named suite.

@@ -96,6 +96,11 @@ type Group struct {
 	// the method stopped on its budget (record.Record.Incomplete), in
 	// increasing order.
 	Incomplete []int
+	// Refused lists the model indices whose records are refusals (the
+	// method refused the problem, record.Record.Refusal; they are among
+	// Incomplete), and Refusal is the first one's message.
+	Refused []int
+	Refusal string
 	// Metrics summarises every metric found in the aggregated records, in
 	// the order in which the records list them. A metric missing from some
 	// records has a smaller N.
@@ -268,6 +273,12 @@ func summarizeGroup(recs []*record.Record) Group {
 	for _, r := range recs {
 		if r.Incomplete {
 			g.Incomplete = append(g.Incomplete, r.Model)
+			if msg, ok := r.Refusal(); ok {
+				if g.Refused == nil {
+					g.Refusal = msg
+				}
+				g.Refused = append(g.Refused, r.Model)
+			}
 			continue
 		}
 		g.Models = append(g.Models, r.Model)

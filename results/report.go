@@ -33,6 +33,11 @@ var ErrNoRecords = errors.New("results: no records")
 //   - figures/correlated-box-<box>.png and .svg: for the correlated suite,
 //     the feature power and FDR against ρ of marginal and conditional TIME
 //     and the other methods, scored against both truths (CorrelatedFigure);
+//   - figures/irregular-time.png and .svg: for the irregular suite,
+//     TIME's power and FDR against the missing rate, one line per length
+//     spread and alignment (IrregularFigure); figures/padding-time.png and
+//     .svg: TIME on the same problems padded with NaN and with zeros
+//     (PaddingFigure);
 //   - figures/areas-<suite>[_<key>-<value>…].png and .svg: the
 //     threshold-free metrics of every method of a setting (AreaFigure), for
 //     every setting where some method has per-instance metrics (suite
@@ -140,6 +145,11 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 				}
 				fmt.Fprintf(&idx, "### %s, black box %s: marginal against conditional TIME versus rho\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
 					suite, box, suite, name, name, name)
+			}
+		}
+		if suite == IrregularSuite {
+			if err := w.irregularFigures(&idx, groups); err != nil {
+				return w.files, err
 			}
 		}
 		// Threshold-free metrics by method, for every setting with
@@ -416,4 +426,28 @@ func fileSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// irregularFigures draws the irregular suite's figures into the report,
+// saying in index.md why one could not be drawn.
+func (w *reportWriter) irregularFigures(idx *bytes.Buffer, groups []Group) error {
+	for _, fig := range []struct {
+		name, title string
+		make        func([]Group, string) (*Figure, error)
+	}{
+		{"irregular-time", "TIME's power and FDR versus the missing rate", IrregularFigure},
+		{"padding-time", "TIME on the same problems padded with NaN and with zeros", PaddingFigure},
+	} {
+		f, err := fig.make(groups, "TIME")
+		if err != nil {
+			fmt.Fprintf(idx, "### %s: %s\n\nnot drawn: %v\n\n", IrregularSuite, fig.title, err)
+			continue
+		}
+		name := "figures/" + fig.name
+		if err := w.figure(name, f); err != nil {
+			return err
+		}
+		fmt.Fprintf(idx, "### %s: %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n", IrregularSuite, fig.title, fig.name, name, name, name)
+	}
+	return nil
 }

@@ -112,6 +112,12 @@ func bandColor(i int) color.NRGBA {
 // (suite, method) has param for some method, when a group has other
 // parameters too, or when a value is not a number.
 func SweepFigure(groups []Group, suite string, methods []string, param string, metrics []SweepMetric) (*Figure, error) {
+	return sweepFigure(groups, suite, methods, param, metrics, "")
+}
+
+// sweepFigure is SweepFigure with a title in place of the default one
+// ("" for the default).
+func sweepFigure(groups []Group, suite string, methods []string, param string, metrics []SweepMetric, title string) (*Figure, error) {
 	if len(methods) == 0 {
 		return nil, fmt.Errorf("results: sweep %s: no methods to draw", suite)
 	}
@@ -178,7 +184,9 @@ func SweepFigure(groups []Group, suite string, methods []string, param string, m
 	default:
 		models = fmt.Sprintf("n = %d–%d models per point", lowN, highN)
 	}
-	title := fmt.Sprintf("%s: %s power and FDR versus %s", suite, strings.Join(methods, ", "), param)
+	if title == "" {
+		title = fmt.Sprintf("%s: %s power and FDR versus %s", suite, strings.Join(methods, ", "), param)
+	}
 	sub := fmt.Sprintf("line: mean; band: 95%% CI (mean ± 1.96·SD/√n), %s; dotted: α = %g", models, Alpha)
 	cols := len(metrics)
 	const capH = 0.55 * vg.Inch

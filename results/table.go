@@ -112,10 +112,15 @@ func num(v float64) string {
 
 // modelsCell formats the number of models of a row, saying how many were
 // excluded as incomplete.
+// A method that refused the problem's data is shown as refused with its
+// message.
 func modelsCell(g *Group) string {
 	s := strconv.Itoa(len(g.Models))
-	if n := len(g.Incomplete); n > 0 {
+	if n := len(g.Incomplete) - len(g.Refused); n > 0 {
 		s += fmt.Sprintf(" (%d incomplete excluded)", n)
+	}
+	if n := len(g.Refused); n > 0 {
+		s += fmt.Sprintf(" (refused by %d: %s)", n, strings.ReplaceAll(g.Refusal, "|", "\\|"))
 	}
 	return s
 }

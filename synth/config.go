@@ -61,6 +61,10 @@ type Config struct {
 	// other choices come from the same streams). Max gives worlds whose
 	// per-instance truth (Model.InstanceTruth) differs from the global one.
 	Aggregator *Aggregator `json:"aggregator,omitempty"`
+	// Irregular, if non-nil, makes an irregular world: sequences of
+	// different lengths and missing values (NaN), with a model over
+	// observed values (irregular.go).
+	Irregular *Irregular `json:"irregular,omitempty"`
 }
 
 // Noise is the multiplier β applied to the irrelevant features' terms,
@@ -173,6 +177,11 @@ func (c Config) validate() error {
 	}
 	if a := c.Aggregator; a != nil && (*a < 0 || int(*a) >= len(aggregatorNames)) {
 		return fmt.Errorf("synth: invalid aggregator %d", int(*a))
+	}
+	if c.Irregular != nil {
+		if err := c.Irregular.validate(c.Timesteps); err != nil {
+			return err
+		}
 	}
 	return c.Noise.validate()
 }

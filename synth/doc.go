@@ -62,6 +62,18 @@
 // is 2α²·Var(g) for regression and 1 for classification. Irrelevant features
 // have no importance of any kind.
 //
+// # Irregular worlds
+//
+// Config.Irregular makes a world of sequences of different lengths and
+// missing values (NaN): lengths uniform on {⌈L/LengthSpread⌉, …, L},
+// start- or end-aligned, cells missing completely at random or, under
+// MNAR, with a chance logistic in their standardised value; windows lie
+// where every sequence exists (unless FullWindows), and the model
+// aggregates over observed values only (Model.ObservedValues), which on
+// complete data is the complete model to the bit. Every generated dataset
+// is accepted by tempora.Dataset.Observe, and the truth stays exact
+// (irregular.go).
+//
 // # Reproducibility
 //
 // Generate(cfg, seed) is deterministic: the feature-level choices come from

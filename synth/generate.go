@@ -112,6 +112,11 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 	}
 	M, D, L := cfg.Instances, cfg.Features, cfg.Timesteps
 
+	// Windows are drawn where every sequence exists (irregular.go).
+	span := tempora.Window{Start: 0, End: L - 1}
+	if cfg.Irregular != nil {
+		span = cfg.Irregular.span(L)
+	}
 	master := tempora.NewRand(seed, "synth", "master")
 	gens := make([]*Generator, D)
 	funcs := make([]FeatureFunction, D)
@@ -120,7 +125,7 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 		ok := false
 		for attempt := 0; attempt < maxAttempts && !ok; attempt++ {
 			rng := tempora.NewRand(seed, "synth", "feature", strconv.Itoa(j), strconv.Itoa(attempt))
-			g, f := drawFeature(master, rng, L, cfg.WindowIndependent, cfg.Aggregator)
+			g, f := drawFeature(master, rng, span, cfg.WindowIndependent, cfg.Aggregator)
 			if ok = varies(g, &f, rng, L); ok {
 				g.Attempt = attempt
 				gens[j], funcs[j], rngs[j] = g, f, rng
@@ -137,6 +142,9 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 			gens[j].Sample(x.Series(i, j), rngs[j])
 		}
 	})
+	if cfg.Irregular != nil {
+		makeIrregular(cfg.Irregular, x, seed)
+	}
 
 	mr := tempora.NewRand(seed, "synth", "model")
 	relevant := make([]bool, D)
@@ -154,6 +162,10 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 	raw := make([]float64, M)
 	for j := range D {
 		f := &funcs[j]
+		if cfg.Irregular != nil {
+			standardiseObserved(f, x, j)
+			continue
+		}
 		for i := range M {
 			raw[i] = f.raw(x.Window(i, j, f.Window.Start, f.Window.End))
 		}
@@ -167,8 +179,9 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 	if err != nil {
 		return nil, err // unreachable: the functions were built to fit
 	}
+	model.observed = cfg.Irregular != nil
 	rel, irr := make([]float64, M), make([]float64, M)
-	model.blockParts(rel, irr, x.Data)
+	model.parts(rel, irr, x.Data)
 	y := rel
 	if cfg.Task == tempora.Classification {
 		model.tau = median(rel)
@@ -202,14 +215,19 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 				t.EffectSize = 1
 			}
 			t.WindowOrderingImportant = f.Aggregator.OrderingSensitive()
-			t.OrderingImportant = f.Window.Len() < L || t.WindowOrderingImportant
+			t.OrderingImportant = t.WindowOrderingImportant || f.Window.Len() < L
+			if cfg.Irregular != nil {
+				// Exact with missing values: permuting the observed values
+				// moves some into or out of the window (irregular.go).
+				t.OrderingImportant = t.WindowOrderingImportant || observedOutside(x, j, f.Window)
+			}
 		}
 		truth[j] = t
 	}
 	return &Problem{
 		Config:     cfg,
 		Seed:       seed,
-		Data:       &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names},
+		Data:       &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names, Alignment: alignment(cfg)},
 		Model:      model,
 		Truth:      truth,
 		Generators: gens,
@@ -219,7 +237,8 @@ func Generate(cfg Config, seed uint64) (*Problem, error) {
 // drawFeature draws a candidate feature: the feature-level choices from the
 // master stream, then the window, the function and the process from the
 // candidate's private stream rng.
-func drawFeature(master, rng *rand.Rand, l int, independent bool, fixed *Aggregator) (*Generator, FeatureFunction) {
+// The window lies inside span (the whole sequence for a complete world).
+func drawFeature(master, rng *rand.Rand, span tempora.Window, independent bool, fixed *Aggregator) (*Generator, FeatureFunction) {
 	agg := Aggregator(master.IntN(4))
 	if fixed != nil {
 		agg = *fixed
@@ -229,7 +248,7 @@ func drawFeature(master, rng *rand.Rand, l int, independent bool, fixed *Aggrega
 	if agg == Max && typ == Categorical {
 		states = 4 + master.IntN(2)
 	}
-	w := sampleWindow(rng, l)
+	w := windowIn(rng, span)
 	f := FeatureFunction{Window: w, Aggregator: agg, Nonlinearity: Nonlinearity(rng.IntN(3))}
 	if agg.OrderingSensitive() {
 		f.Weights = linspace12(w.Len())
@@ -368,8 +387,17 @@ func (p *Problem) Head(n int) (*Problem, error) {
 		Y:            slices.Clone(p.Data.Y[:n]),
 		Task:         p.Data.Task,
 		FeatureNames: slices.Clone(p.Data.FeatureNames),
+		Alignment:    p.Data.Alignment,
 	}
 	q.Truth = slices.Clone(p.Truth)
 	q.Generators = slices.Clone(p.Generators)
 	return &q, nil
+}
+
+// alignment returns the alignment of cfg's data.
+func alignment(cfg Config) tempora.Alignment {
+	if cfg.Irregular != nil {
+		return cfg.Irregular.Alignment
+	}
+	return tempora.AlignStart
 }

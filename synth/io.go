@@ -48,7 +48,15 @@ type jsonModel struct {
 	Beta       *float64       `json:"beta"`
 	Threshold  *float64       `json:"threshold"`
 	Features   []jsonFunction `json:"features"`
+	// Missing is "observed" for a model over observed values
+	// (irregular.go); absent otherwise.
+	Missing string `json:"missing,omitempty"`
 }
+
+// observedDefinition is added to the definition of a model over observed
+// values.
+const observedDefinition = "; missing values (NaN) are skipped: max and average over the observed values of the window, " +
+	"weighted sums over the observed values scaled by window length / observed count, and g_j = 0 when the window has no observed value"
 
 type jsonFunction struct {
 	Index        int          `json:"index"`
@@ -71,6 +79,10 @@ func (m *Model) MarshalJSON() ([]byte, error) {
 	j := jsonModel{
 		Format: ModelFormat, Definition: modelDefinition, Task: m.task, D: m.d, L: m.l,
 		Beta: ptr(m.beta), Threshold: ptr(m.tau), Features: make([]jsonFunction, m.d),
+	}
+	if m.observed {
+		j.Definition += observedDefinition
+		j.Missing = "observed"
 	}
 	for k := range m.feats {
 		f := &m.feats[k]
@@ -116,6 +128,13 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	nm, err := NewModel(j.Task, j.D, j.L, *j.Beta, *j.Threshold, funcs)
 	if err != nil {
 		return err
+	}
+	switch j.Missing {
+	case "":
+	case "observed":
+		nm.observed = true
+	default:
+		return fmt.Errorf("synth: model: missing %q, want \"observed\" or none", j.Missing)
 	}
 	*m = *nm
 	return nil
@@ -282,6 +301,9 @@ func Load(dir string) (*Problem, error) {
 	if !cfg.Noise.Auto && m.beta != cfg.Noise.Beta {
 		return nil, fmt.Errorf("synth: %s: noise multiplier %v, %s says %v", mf, m.beta, ProblemFile, cfg.Noise.Beta)
 	}
+	if m.observed != (cfg.Irregular != nil) {
+		return nil, fmt.Errorf("synth: %s: model over observed values %v, %s says irregular %v", mf, m.observed, ProblemFile, cfg.Irregular != nil)
+	}
 	if n := len(m.Relevant()); n != cfg.NumRelevant() {
 		return nil, fmt.Errorf("synth: %s: %d relevant features, %s implies %d", mf, n, ProblemFile, cfg.NumRelevant())
 	}
@@ -350,8 +372,13 @@ func Load(dir string) (*Problem, error) {
 	for j, t := range truth {
 		names[j] = t.Name
 	}
-	data := &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names}
-	if err := data.Validate(1); err != nil {
+	data := &tempora.Dataset{X: x, Y: y, Task: cfg.Task, FeatureNames: names, Alignment: alignment(cfg)}
+	if cfg.Irregular != nil {
+		_, err = data.Observe(1)
+	} else {
+		err = data.Validate(1)
+	}
+	if err != nil {
 		return nil, errmsg.Wrap(err, "synth: %s", dir)
 	}
 	return &Problem{Config: cfg, Seed: jp.Seed, Data: data, Model: m, Truth: truth, Generators: gens}, nil
@@ -386,7 +413,10 @@ func readTruth(path string, m *Model) ([]FeatureTruth, error) {
 		}
 		wo := f.Relevant && f.Aggregator.OrderingSensitive()
 		o := f.Relevant && (f.Window.Len() < m.l || wo)
-		if t.WindowOrderingImportant != wo || t.OrderingImportant != o {
+		// Over observed values the whole sequence's ordering may not
+		// matter even for a window shorter than L (irregular.go), so the
+		// model only bounds the flag.
+		if t.WindowOrderingImportant != wo || t.OrderingImportant != o && !(m.observed && !t.OrderingImportant) {
 			return nil, fmt.Errorf("synth: %s: feature %d ordering flags (%v, window %v) disagree with the model (%v, %v)",
 				path, k, t.OrderingImportant, t.WindowOrderingImportant, o, wo)
 		}

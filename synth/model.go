@@ -179,6 +179,9 @@ type Model struct {
 	beta  float64
 	tau   float64
 	feats []term
+	// observed makes the model aggregate over observed values only
+	// (irregular.go).
+	observed bool
 	// block is the number of instances blockParts evaluates together: as
 	// many as keep their rows within blockBytes, at most the array size.
 	block int
@@ -361,7 +364,7 @@ func (m *Model) Polynomial(dst []float64, x *tempora.Tensor, beta float64) error
 	bs := m.block
 	for lo := 0; lo < len(dst); lo += bs {
 		n := min(bs, len(dst)-lo)
-		m.blockParts(rel[:n], irr[:n], x.Data[lo*m.d*m.l:(lo+n)*m.d*m.l])
+		m.parts(rel[:n], irr[:n], x.Data[lo*m.d*m.l:(lo+n)*m.d*m.l])
 		for i := range n {
 			dst[lo+i] = rel[i] + beta*irr[i]
 		}
@@ -376,6 +379,16 @@ const (
 	block      = 32
 	blockBytes = 16 << 10
 )
+
+// parts is blockParts, or blockPartsObserved for a model over observed
+// values.
+func (m *Model) parts(rel, irr, data []float64) {
+	if m.observed {
+		m.blockPartsObserved(rel, irr, data)
+		return
+	}
+	m.blockParts(rel, irr, data)
+}
 
 // blockParts sets rel[i] and irr[i] to the relevant and irrelevant sums of
 // instance i of data (len(rel) consecutive rows of D·L values). Every
@@ -467,7 +480,16 @@ func (m *Model) FeatureValues(dst []float64, x *tempora.Tensor, j int) error {
 	f := &m.feats[j]
 	n := m.d * m.l
 	for i := range dst {
-		dst[i] = (f.raw(x.Data[i*n+f.lo:i*n+f.hi]) - f.Mean) / f.SD
+		w := x.Data[i*n+f.lo : i*n+f.hi]
+		if m.observed {
+			// No observed value in the window: the term is 0.
+			dst[i] = 0
+			if v, ok := f.rawObserved(w); ok {
+				dst[i] = (v - f.Mean) / f.SD
+			}
+			continue
+		}
+		dst[i] = (f.raw(w) - f.Mean) / f.SD
 	}
 	return nil
 }
@@ -490,7 +512,7 @@ func label(f, tau float64) float64 {
 // Irrelevant features have no true cells (their terms are noise, scaled by
 // β). Summed over instances the true cells of a relevant feature lie in its
 // window, the global truth; under Max an instance's truth is usually one
-// cell of it.
+// cell of it. A missing cell (NaN) is never true: nothing is read there.
 func (m *Model) InstanceTruth(dst []bool, x *tempora.Tensor) error {
 	if x == nil {
 		return m.check(0, x)
@@ -510,15 +532,18 @@ func (m *Model) InstanceTruth(dst []bool, x *tempora.Tensor) error {
 			if !f.Relevant {
 				continue
 			}
+			// A missing cell (NaN) is never read, so never true.
 			if f.Aggregator != Max {
 				for c := f.lo; c < f.hi; c++ {
-					dst[i*n+c] = true
+					dst[i*n+c] = row[c] == row[c]
 				}
 				continue
 			}
-			v := row[f.lo]
-			for _, u := range row[f.lo+1 : f.hi] {
-				v = max(v, u)
+			v := math.Inf(-1)
+			for _, u := range row[f.lo:f.hi] {
+				if u > v {
+					v = u
+				}
 			}
 			for c := f.lo; c < f.hi; c++ {
 				dst[i*n+c] = row[c] == v
