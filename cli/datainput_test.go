@@ -132,7 +132,6 @@ func TestDataInputErrors(t *testing.T) {
 // report opens with the data's summary and the JSON records the
 // alignment.
 func TestExplainMissing(t *testing.T) {
-	t.Skip("needs TIME to accept missing values and the model protocol to carry NaN (the explain and protocol branches of issue 18); remove this skip once they are merged")
 	t.Chdir(t.TempDir())
 	irregularFixtures(t)
 	exe, err := os.Executable()

@@ -340,7 +340,11 @@ func Load(dir string) (*Problem, error) {
 	if err := regularFiles(df, tf); err != nil {
 		return nil, err
 	}
-	x, err := dataio.ReadTensorNPY(df)
+	read := dataio.ReadTensorNPY
+	if cfg.Irregular != nil {
+		read = dataio.ReadDataNPY // missing values are NaN
+	}
+	x, err := read(df)
 	if err != nil {
 		return nil, errmsg.Wrap(err, "synth") // the message names the file
 	}
