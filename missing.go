@@ -254,20 +254,28 @@ func PermuteTimestepsObserved(dst, src *Tensor, feats []int, start, end int, ord
 		for _, j := range feats {
 			do := dst.Index(i, j, start)
 			so := src.Index(i, j, start)
-			d, s := dst.Data[do:do+len(order)], src.Data[so:so+len(order)]
-			q := 0
-			for k, v := range s {
-				if v != v {
-					d[k] = v
-					continue
-				}
-				// The next observed offset in order's sequence.
-				for s[order[q]] != s[order[q]] {
-					q++
-				}
-				d[k] = s[order[q]]
-				q++
-			}
+			PermuteObserved(dst.Data[do:do+len(order)], src.Data[so:so+len(order)], order)
 		}
+	}
+}
+
+// PermuteObserved is PermuteTimestepsObserved for one series: it sets dst
+// to src with its observed values permuted among its observed positions by
+// the permutation order induces on them, and its missing cells missing.
+// dst, src and order have the same length and dst must not share storage
+// with src.
+func PermuteObserved(dst, src []float64, order []int) {
+	q := 0
+	for k, v := range src {
+		if v != v {
+			dst[k] = v
+			continue
+		}
+		// The next observed offset in order's sequence.
+		for src[order[q]] != src[order[q]] {
+			q++
+		}
+		dst[k] = src[order[q]]
+		q++
 	}
 }

@@ -11,11 +11,8 @@ import (
 	"github.com/tempora-dev/tempora/internal/npy"
 )
 
-// ReadTensorNPY reads an M × D × L data tensor from a NumPy .npy file
-// (float64 or float32, or any integer or boolean type; C or Fortran order).
-// It returns an error naming the file for anything else: a wrong rank, a
-// truncated or malformed file, or non-finite values.
-func ReadTensorNPY(path string) (*tempora.Tensor, error) {
+// readTensorNPY reads a rank-3 .npy file as a tensor, unchecked.
+func readTensorNPY(path string) (*tempora.Tensor, error) {
 	a, err := readNPY(path)
 	if err != nil {
 		return nil, err
@@ -23,7 +20,18 @@ func ReadTensorNPY(path string) (*tempora.Tensor, error) {
 	if len(a.Shape) != 3 {
 		return nil, fmt.Errorf("dataio: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
 	}
-	x := &tempora.Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
+	return &tempora.Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}, nil
+}
+
+// ReadTensorNPY reads an M × D × L data tensor from a NumPy .npy file
+// (float64 or float32, or any integer or boolean type; C or Fortran order).
+// It returns an error naming the file for anything else: a wrong rank, a
+// truncated or malformed file, or non-finite values.
+func ReadTensorNPY(path string) (*tempora.Tensor, error) {
+	x, err := readTensorNPY(path)
+	if err != nil {
+		return nil, err
+	}
 	if err := x.Validate(); err != nil {
 		return nil, errmsg.Wrap(err, "dataio: %s", path)
 	}

@@ -23,14 +23,10 @@ import (
 // (NaN) from a NumPy .npy file, as ReadTensorNPY reads a complete one. It
 // returns an error naming the file and the cell for an infinite value.
 func ReadDataNPY(path string) (*tempora.Tensor, error) {
-	a, err := readNPY(path)
+	x, err := readTensorNPY(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(a.Shape) != 3 {
-		return nil, fmt.Errorf("dataio: %s: data must have shape instances × features × timesteps, got shape %v", path, a.Shape)
-	}
-	x := &tempora.Tensor{M: a.Shape[0], D: a.Shape[1], L: a.Shape[2], Data: a.Data}
 	if x.M <= 0 || x.D <= 0 || x.L <= 0 {
 		return nil, fmt.Errorf("dataio: %s: data tensor has empty shape %d×%d×%d", path, x.M, x.D, x.L)
 	}

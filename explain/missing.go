@@ -249,18 +249,7 @@ func (e *Engine) permuteRow(data []float64, r, i int, p *plan, perm []int) {
 				}
 				continue
 			}
-			q := 0
-			for k, v := range s {
-				if v != v {
-					dst[k] = v
-					continue
-				}
-				for s[perm[q]] != s[perm[q]] {
-					q++
-				}
-				dst[k] = s[perm[q]]
-				q++
-			}
+			tempora.PermuteObserved(dst, s, perm)
 		}
 	}
 }
