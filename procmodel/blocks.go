@@ -292,7 +292,7 @@ type blockRequest struct {
 // broke; the others describe a malformed request.
 func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockRequest, error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < versionNaN || v > Version {
+	if v := le.Uint32(h[4:]); v < versionNaN || v > HeldVersion {
 		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d", v, versionNaN)
 	}
 	k, rows, vals := int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))

@@ -65,6 +65,12 @@ type Conn struct {
 
 	version uint32          // the protocol version of the model's hello
 	held    *tempora.Tensor // the model's resident data; guarded by wmu
+	// start is what the hello said about data the model holds from the
+	// start (version 3); sent records that resident data has been sent,
+	// replacing it. Both guarded by wmu.
+	start heldData
+	sent  bool
+	hmu   sync.Mutex // serialises hold, so that one caller sends the data
 
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
@@ -149,7 +155,7 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
 	var err error
-	c.version, err = readHello(r, connEOF)
+	c.version, c.start, err = readHello(r, connEOF)
 	err = c.cause(err, opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
@@ -284,22 +290,38 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	})
 }
 
-// hold sends x as resident data through the shared buffer, as a call of
-// its own, when the model does not hold it and it fits a request slot.
-// Otherwise (no buffer, or too large) callBlocks sends it inline, in front
-// of the block request, as it does when another caller's data took its
-// place in between.
+// hold makes x the model's resident data. When the model said in its
+// hello that it holds data from the start and nothing replaced it yet, and
+// that data is x (same shape and CRC-32), nothing is sent. Otherwise hold
+// sends x through the shared buffer, as a call of its own, when the model
+// does not hold it and it fits a request slot; else (no buffer, or too
+// large) callBlocks sends it inline, in front of the block request, as it
+// does when another caller's data took its place in between.
 func (c *Conn) hold(x *tempora.Tensor) error {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
 	c.wmu.Lock()
 	held := c.held == x
+	adopt := !held && !c.sent && c.start.ok
 	c.wmu.Unlock()
+	if adopt && c.start.matches(x) {
+		c.wmu.Lock()
+		if !c.sent && c.held == nil {
+			c.held = x
+		}
+		held = c.held == x
+		c.wmu.Unlock()
+	}
 	if held || 8*len(x.Data) > c.slotBytes() {
 		return nil
 	}
 	slot := <-c.slots
 	defer func() { c.slots <- slot }()
 	offset := slot * c.slotBytes()
+	profMark("hold put start")
 	putShared(c.shared[offset:], x.Data)
+	profMark("hold put done")
+	defer profMark("hold answered")
 	cl := &connCall{done: make(chan error, 1)}
 	c.wmu.Lock()
 	if err := c.sticky(); err != nil {
@@ -319,7 +341,7 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 		c.wmu.Unlock()
 		return err
 	}
-	c.held = x
+	c.held, c.sent = x, true
 	cl.sent = time.Now()
 	c.pending <- cl
 	c.wmu.Unlock()
@@ -349,7 +371,7 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 	var err error
 	if c.held != x {
 		cl.hold = true
-		c.held = x
+		c.held, c.sent = x, true
 		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
 	}
 	if err == nil {

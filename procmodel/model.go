@@ -108,6 +108,8 @@ type Model struct {
 	rbuf   []byte
 	closed bool
 	held   *tempora.Tensor // the child's resident data (version 2)
+	start  heldData        // the data the child holds from the start (version 3 hello)
+	sent   bool            // resident data was sent, replacing start's
 }
 
 var _ tempora.BlockModel = (*Model)(nil)
@@ -192,7 +194,7 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 	}()
 
 	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() (err error) {
-		m.version, err = readHello(m.stdout, eofText)
+		m.version, m.start, err = readHello(m.stdout, eofText)
 		return err
 	})
 	if err != nil {
@@ -282,6 +284,9 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 	if len(blocks) == 0 {
 		return nil
 	}
+	if m.held == nil && !m.sent && m.start.matches(x) {
+		m.held = x // the child holds x from the start (version 3 hello)
+	}
 	if m.held != x {
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to resident data of %d instances", x.M), func() error {
 			var err error
@@ -294,7 +299,7 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 		if err != nil {
 			return m.fail(err)
 		}
-		m.held = x
+		m.held, m.sent = x, true
 	}
 	return splitBlocks(dst, blocks, m.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
 		rows, vals, _ := checkBlocks(dst, x, blocks)
