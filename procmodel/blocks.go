@@ -212,6 +212,17 @@ type resident struct {
 	// then cost one copy each instead of two.
 	dirty   tempora.Block
 	isDirty bool
+	// announced is the version the model side announced (0: Version).
+	announced uint32
+}
+
+// top returns the highest version the model side accepts in a frame: the
+// one it announced.
+func (r *resident) top() uint32 {
+	if r.announced == 0 {
+		return Version
+	}
+	return r.announced
 }
 
 // writeResident writes a resident data frame for x to w: the values
@@ -251,7 +262,7 @@ func (r *resident) read(br io.Reader, h []byte, shared []byte) error {
 	if v := binary.LittleEndian.Uint32(h[4:]); v < versionNaN {
 		return fmt.Errorf("procmodel: resident data frame with protocol version %d; resident data needs version %d", v, versionNaN)
 	}
-	m, d, l, err := parseShape(h, "resident data")
+	m, d, l, err := parseShape(h, "resident data", r.top())
 	if err != nil {
 		return err
 	}
@@ -292,8 +303,8 @@ type blockRequest struct {
 // broke; the others describe a malformed request.
 func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockRequest, error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < versionNaN || v > HeldVersion {
-		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d", v, versionNaN)
+	if v := le.Uint32(h[4:]); v < versionNaN || v > r.top() {
+		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d to %d", v, versionNaN, r.top())
 	}
 	k, rows, vals := int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	where, offset := le.Uint32(h[20:]), le.Uint64(h[24:])

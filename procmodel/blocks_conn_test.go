@@ -5,6 +5,7 @@ package procmodel
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"io"
 	"math"
 	"os"
@@ -38,6 +39,7 @@ func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []by
 		hdr  [blocksHeaderSize]byte
 		pred []float64
 	)
+	res.announced = binary.LittleEndian.Uint32(hello[4:])
 	if pre != nil {
 		res.x, res.work, res.seen = pre, pre.Clone(), make([]int, pre.D)
 	}

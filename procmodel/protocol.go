@@ -383,15 +383,16 @@ func parseRequestHeader(h []byte) (m, d, l int, err error) {
 	if string(h[:4]) != requestMagic {
 		return 0, 0, 0, fmt.Errorf("procmodel: bad request magic %q, want %q", h[:4], requestMagic)
 	}
-	return parseShape(h, "request")
+	return parseShape(h, "request", Version)
 }
 
 // parseShape checks the version, M, D and L of a header of the request
-// layout (a request or resident data, named what).
-func parseShape(h []byte, what string) (m, d, l int, err error) {
+// layout (a request or resident data, named what); the version must be
+// OldestVersion to top, the version the model side announced.
+func parseShape(h []byte, what string, top uint32) (m, d, l int, err error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < OldestVersion || v > HeldVersion {
-		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, HeldVersion)
+	if v := le.Uint32(h[4:]); v < OldestVersion || v > top {
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, top)
 	}
 	m, d, l = int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	if m == 0 || d == 0 || l == 0 {
