@@ -118,7 +118,16 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 	e.res.packs = packs
 	nw := min(pool.Workers(e.workers), len(packs))
 	for len(e.spaces) < nw {
-		e.spaces = append(e.spaces, e.newWorkspace(true))
+		// A lazy working copy: the resident path reads a worker's copy
+		// only in the block of the draw it gathers, and drawPack copies
+		// each test's block from the data before its first draw, so the
+		// rest of the copy is never read. An untouched allocation costs
+		// no memory traffic (its pages are mapped as they are written),
+		// where a clone of the data would read and write all of it.
+		ws := e.newWorkspace(false)
+		x := e.data.X
+		ws.x = tempora.NewTensor(x.M, x.D, x.L)
+		e.spaces = append(e.spaces, ws)
 	}
 	for len(e.res.bufs) < nw {
 		e.res.bufs = append(e.res.bufs, &packBuf{})
@@ -167,6 +176,12 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 	ws.deferred = true
 	for _, it := range items[pk.a:pk.b] {
 		p := runs[it.test].plan
+		if ws.dirty != p {
+			// The working copy is lazy (batchBlocks): give the block the
+			// data's values, which is all a draw reads of it.
+			tempora.RestoreBlock(x, e.data.X, p.Features, p.Window.Start, p.Window.End)
+			ws.dirty = nil
+		}
 		if _, err := e.draw(ws, p, it.draw); err != nil {
 			ws.deferred = false
 			return fmt.Errorf("%w (test %q, draw %d)", err, p.Key, it.draw)

@@ -122,8 +122,23 @@ def _shared_fd(size: int) -> int:
     return fd
 
 
+def _held(x_path: Optional[str]) -> Optional["npt.NDArray[np.float64]"]:
+    """The data file tempora reads (written by np.save), mapped
+    copy-on-write: the model side's working copy of the data it holds from
+    the start (protocol version 3), which costs no copy (pages are copied
+    only where a block is applied) and leaves the caller's array alone.
+    None if the file cannot be held so (tempora then sends the data)."""
+    if x_path is None:
+        return None
+    try:
+        x = np.asarray(np.load(x_path, mmap_mode="c"))
+    except (OSError, ValueError):
+        return None
+    return x if _protocol.holdable(x) else None
+
+
 def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_factory: bool,
-                 inherited: Sequence[int]) -> None:
+                 inherited: Sequence[int], x_path: Optional[str] = None) -> None:
     """Serve one model connection in a separate process (model_procs > 1).
     inherited lists descriptors a forked worker must close (the other
     connections), so that only their owners keep them open."""
@@ -148,7 +163,7 @@ def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_
     else:
         predict = target
     try:
-        _protocol.serve_socket(predict, conn, shared=mm)
+        _protocol.serve_socket(predict, conn, shared=mm, held=_held(x_path))
     except (BrokenPipeError, ConnectionResetError):
         pass
     finally:
@@ -422,8 +437,16 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
+            try:
+                return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                            out_path, reporter, x_path)
+            except TemporaError as exc:
+                if _OLD_PROGRAM not in str(exc):
+                    raise
+            # A program older than protocol version 3 refuses the hello
+            # that says the model holds the data: serve it version 2.
             return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                        out_path, reporter)
+                        out_path, reporter, None)
         except TemporaError as exc:
             raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                  h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
@@ -458,9 +481,18 @@ def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
     return renamed
 
 
+#: What a program that speaks protocol versions 1 to 2 says of a version 3
+#: hello.
+_OLD_PROGRAM = "model speaks protocol version %d; this tempora speaks versions 1 to 2" % _protocol.HELD_VERSION
+
+
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
-         out_path: str, reporter: Optional[_progress.Progress] = None) -> Explanation:
+         out_path: str, reporter: Optional[_progress.Progress] = None, x_path: Optional[str] = None) -> Explanation:
+    """Run the program args with n model connections (this process serves
+    the first with predict). With x_path, the data file the program reads,
+    each connection holds that data from the start (protocol version 3),
+    so that the program does not send it back."""
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None
@@ -483,14 +515,14 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
             assert ctx is not None and target is not None
             others = [fd for o in conns if o is not c for fd in (o.ours.fileno(), o.buf_fd) if fd >= 0] if forked else []
             p = ctx.Process(target=_worker_main,  # type: ignore[attr-defined]
-                            args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others),
+                            args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others, x_path),
                             name="tempora-model", daemon=True)
             p.start()
             procs.append(p)
             c.close()  # the worker holds its own copies
         main = conns[0]
         try:
-            first = _protocol.serve_socket(predict, main.ours, shared=main.map())
+            first = _protocol.serve_socket(predict, main.ours, shared=main.map(), held=_held(x_path))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the program ended; its exit status tells why
         except _protocol.ProtocolError as exc:
