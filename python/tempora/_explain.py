@@ -122,6 +122,25 @@ def _shared_fd(size: int) -> int:
     return fd
 
 
+def _scratch_dir(nbytes: int) -> Optional[str]:
+    """Where explain writes the data files for the program: /dev/shm (a
+    memory file system) when it exists and has room for them twice over,
+    unless TMPDIR chooses a directory; else (None) the default temporary
+    directory. The data is written once, read by the program and mapped by
+    the model side: on a disk-backed /tmp the write alone took 0.3-0.4 s
+    for 80 MB where /dev/shm took 0.08 s (2-core development machine)."""
+    if os.environ.get("TMPDIR"):
+        return None
+    d = "/dev/shm"
+    try:
+        st = os.statvfs(d)
+    except (OSError, AttributeError):
+        return None
+    if not os.access(d, os.W_OK | os.X_OK) or st.f_bavail * st.f_frsize < 2 * nbytes + (64 << 20):
+        return None
+    return d
+
+
 def _held(x_path: Optional[str]) -> Optional["npt.NDArray[np.float64]"]:
     """The data file tempora reads (written by np.save), mapped
     copy-on-write: the model side's working copy of the data it holds from
@@ -417,7 +436,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         shared_bytes = max(2 * Xa.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
-    with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tempora-", dir=_scratch_dir(Xa.nbytes + ya.nbytes)) as tmp:
         x_path, y_path = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
         json_path, out_path = os.path.join(tmp, "explanation.json"), os.path.join(tmp, "report.txt")
         np.save(x_path, Xa)
