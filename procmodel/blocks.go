@@ -171,8 +171,12 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 		}
 	}
 	if shared != nil {
+		// An empty shared (writeBlocksHeader): the values are there already.
 		at := 0
 		for _, b := range blocks {
+			if len(shared) == 0 {
+				break
+			}
 			putShared(shared[8*at:], b.Values)
 			at += len(b.Values)
 		}
@@ -193,6 +197,23 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 		}
 	}
 	return buf, nil
+}
+
+// writeBlocksHeader writes a block request for blocks whose vals values
+// are already in the shared buffer at byte offset: the header and the
+// descriptors.
+func writeBlocksHeader(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int, version uint32, offset int) ([]byte, error) {
+	return writeBlocks(w, buf, blocks, rows, vals, version, []byte{}, offset)
+}
+
+// fillScratch is PredictBlocksFilled for a model that takes the values
+// from its caller's memory: fill writes them into vals (the values of
+// filled, from tempora.FilledBlocks), then m predicts the blocks.
+func fillScratch(m tempora.BlockModel, dst []float64, x *tempora.Tensor, filled []tempora.Block, vals []float64, fill func([]float64) error) error {
+	if err := fill(vals); err != nil {
+		return err
+	}
+	return m.PredictBlocks(dst, x, filled)
 }
 
 // resident is the model side's resident data: the data of the last

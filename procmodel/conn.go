@@ -290,6 +290,74 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	})
 }
 
+// PredictBlocksFilled implements tempora.BlockFiller: when the blocks'
+// values fit a request slot of the shared buffer (and no batch limit cuts
+// them), fill writes them straight into the slot, and the block request
+// refers to them there; otherwise fill writes into scratch and the call
+// goes as PredictBlocks.
+func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+	if len(blocks) == 0 {
+		_, _, err := checkBlocks(dst, x, nil)
+		return err
+	}
+	filled, vals := tempora.FilledBlocks(blocks, scratch)
+	rows, n, err := checkBlocks(dst, x, filled)
+	if err != nil {
+		return err
+	}
+	if !littleEndian || 8*n > c.slotBytes() || (c.opts.MaxBatch > 0 && rows > c.opts.MaxBatch) || c.version < versionNaN {
+		return fillScratch(c, dst, x, filled, vals, fill)
+	}
+	if err := c.sticky(); err != nil {
+		return err
+	}
+	if err := c.hold(x); err != nil {
+		return err
+	}
+	return c.callBlocksFilled(dst, x, filled, rows, n, fill)
+}
+
+// callBlocksFilled is callBlocks with the values written by fill into the
+// request slot.
+func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, rows, vals int, fill func([]float64) error) error {
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	offset := slot * c.slotBytes()
+	if vals > 0 {
+		b := c.shared[offset : offset+8*vals]
+		if err := fill(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), vals)); err != nil {
+			return err
+		}
+	}
+	cl := &connCall{dst: dst, done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	var err error
+	if c.held != x {
+		cl.hold = true
+		c.held, c.sent = x, true
+		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
+	}
+	if err == nil {
+		c.wbuf, err = writeBlocksHeader(c.conn, c.wbuf, blocks, rows, vals, c.version, offset)
+	}
+	if err != nil {
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, len(blocks), rows, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
+	}
+	cl.sent = time.Now()
+	c.pending <- cl
+	c.wmu.Unlock()
+	return <-cl.done
+}
+
 // hold makes x the model's resident data. When the model said in its
 // hello that it holds data from the start and nothing replaced it yet, and
 // that data is x (same shape and CRC-32), nothing is sent. Otherwise hold
