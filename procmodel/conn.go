@@ -386,10 +386,7 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 	slot := <-c.slots
 	defer func() { c.slots <- slot }()
 	offset := slot * c.slotBytes()
-	profMark("hold put start")
 	putShared(c.shared[offset:], x.Data)
-	profMark("hold put done")
-	defer profMark("hold answered")
 	cl := &connCall{done: make(chan error, 1)}
 	c.wmu.Lock()
 	if err := c.sticky(); err != nil {
