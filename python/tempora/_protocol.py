@@ -334,7 +334,7 @@ def data_crc(x: "npt.NDArray[np.float64]") -> int:
     bytes, in C order: what a version 3 hello announces."""
     if x.dtype != np.dtype("<f8") or not x.flags.c_contiguous:
         x = np.ascontiguousarray(x, dtype="<f8")
-    return zlib.crc32(memoryview(x).cast("B"))
+    return zlib.crc32(memoryview(x.data).cast("B"))
 
 
 def holdable(x: Any) -> bool:
