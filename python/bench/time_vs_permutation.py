@@ -130,7 +130,8 @@ def fixed_costs(X):
     explain does and summarises it)."""
     from tempora import _explain
     exe = tempora.find_binary()
-    with tempfile.TemporaryDirectory(prefix="tempora-bench-", dir=_explain._scratch_dir(X.nbytes)) as tmp:
+    scratch = getattr(_explain, "_scratch_dir", lambda n: None)  # an older package has none
+    with tempfile.TemporaryDirectory(prefix="tempora-bench-", dir=scratch(X.nbytes)) as tmp:
         path = os.path.join(tmp, "X.npy")
         t = time.perf_counter()
         np.save(path, X)
