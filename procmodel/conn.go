@@ -189,6 +189,9 @@ func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := c.sticky(); err != nil {
 		return err
 	}
+	if c.holds(x) {
+		return predictHeld(c, dst, x)
+	}
 	step := x.M
 	if c.opts.MaxBatch > 0 {
 		step = c.opts.MaxBatch
@@ -358,6 +361,29 @@ func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempo
 	return <-cl.done
 }
 
+// holds reports whether the model holds x as its resident data: x was
+// sent, or the model holds it from the start (version 3) and nothing
+// replaced it.
+func (c *Conn) holds(x *tempora.Tensor) bool {
+	if c.version < versionNaN {
+		return false
+	}
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	c.wmu.Lock()
+	held, adopt := c.held == x, !c.sent && c.start.ok
+	c.wmu.Unlock()
+	if held || !adopt || !c.start.matches(x) {
+		return held
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.sent {
+		c.held = x
+	}
+	return c.held == x
+}
+
 // hold makes x the model's resident data. When the model said in its
 // hello that it holds data from the start and nothing replaced it yet, and
 // that data is x (same shape and CRC-32), nothing is sent. Otherwise hold
@@ -374,7 +400,7 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 	c.wmu.Unlock()
 	if adopt && c.start.matches(x) {
 		c.wmu.Lock()
-		if !c.sent && c.held == nil {
+		if !c.sent {
 			c.held = x
 		}
 		held = c.held == x

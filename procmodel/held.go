@@ -69,3 +69,16 @@ func tensorCRC(x *tempora.Tensor) uint32 {
 	}
 	return c
 }
+
+// predictHeld predicts x, which m holds as its resident data, through a
+// block request instead of sending x whole: one block of all rows whose
+// values are x's own at feature 0, timestep 0, so that the model predicts
+// its resident rows as they are. The predictions are those of a plain
+// request (the same rows, cut at the same batch limit).
+func predictHeld(m tempora.BlockModel, dst []float64, x *tempora.Tensor) error {
+	vals := make([]float64, x.M)
+	for i := range vals {
+		vals[i] = x.Data[i*x.D*x.L]
+	}
+	return m.PredictBlocks(dst, x, []tempora.Block{{Lo: 0, Hi: x.M, Features: []int{0}, Start: 0, End: 0, Values: vals}})
+}

@@ -75,6 +75,27 @@ func TestConnHeld(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
+				// A plain prediction of the data the model holds goes as a
+				// block request (serveHeld answers no plain request): before
+				// any block when the model holds x from the start, after the
+				// blocks in every case.
+				plain := func(when string) {
+					got := make([]float64, x.M)
+					if err := c.Predict(got, x); err != nil {
+						t.Fatalf("%s: %v", when, err)
+					}
+					want := make([]float64, x.M)
+					sumModel.Predict(want, x)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s: prediction %d: got %v, want %v", when, i, got[i], want[i])
+						}
+					}
+				}
+				if tc.frames == 0 {
+					plain("before the blocks")
+				}
+				defer plain("after the blocks")
 				for round := range 2 { // the second call sends nothing more
 					blocks := testBlocks(x, "held")
 					got := make([]float64, rowsOf(blocks))
