@@ -70,6 +70,11 @@ type Conn struct {
 	// replacing it. Both guarded by wmu.
 	start heldData
 	sent  bool
+	// checked records that a Predict call compared its batch with the
+	// held data: only the first batch of the held data's shape is (the
+	// explainer's baseline; the CRC-32 of a large batch is not free, and
+	// other methods predict many perturbed copies of that shape).
+	checked bool
 	hmu   sync.Mutex // serialises hold, so that one caller sends the data
 
 	mu     sync.Mutex
@@ -371,7 +376,8 @@ func (c *Conn) holds(x *tempora.Tensor) bool {
 	c.hmu.Lock()
 	defer c.hmu.Unlock()
 	c.wmu.Lock()
-	held, adopt := c.held == x, !c.sent && c.start.ok
+	held, adopt := c.held == x, !c.sent && c.start.ok && !c.checked
+	c.checked = c.checked || adopt && x.M == c.start.m && x.D == c.start.d && x.L == c.start.l
 	c.wmu.Unlock()
 	if held || !adopt || !c.start.matches(x) {
 		return held

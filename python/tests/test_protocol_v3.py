@@ -118,6 +118,32 @@ class ExplainHeldTest(unittest.TestCase):
         c["accounting"]["model_calls"] = a["accounting"]["model_calls"]
         self.assertEqual(a, c)
 
+    def test_older_program_gets_version_2(self):
+        # A program of versions 1 to 2 refuses the version 3 hello at start;
+        # explain then runs it again holding nothing (a version 2 hello).
+        X = _models.data(40, seed=5)
+        y = _models.additive(X)
+        real, calls = _explain._run, []
+
+        def run(*a):
+            calls.append(a[-1])
+            if a[-1] is not None:
+                raise tempora.TemporaError("tempora: explain: -model-fd: procmodel: protocol error: %s "
+                                           "(see docs/protocol.md)" % _explain._OLD_PROGRAM)
+            return real(*a)
+
+        with mock.patch.object(_explain, "_run", run):
+            ex = tempora.explain(_models.additive, X, y, task="regression", seed=1, permutations=10, progress=False)
+        self.assertEqual(len(calls), 2)
+        self.assertIsNotNone(calls[0])
+        self.assertIsNone(calls[1])
+        self.assertEqual(len(ex.to_dict()["features"]), X.shape[1])
+        # Any other failure is not retried.
+        with mock.patch.object(_explain, "_run", mock.Mock(side_effect=tempora.TemporaError("tempora: no luck"))) as m:
+            with self.assertRaisesRegex(tempora.TemporaError, "no luck"):
+                tempora.explain(_models.additive, X, y, task="regression", progress=False)
+        self.assertEqual(m.call_count, 1)
+
 
 if __name__ == "__main__":
     unittest.main()
