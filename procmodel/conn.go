@@ -75,7 +75,7 @@ type Conn struct {
 	// explainer's baseline; the CRC-32 of a large batch is not free, and
 	// other methods predict many perturbed copies of that shape).
 	checked bool
-	hmu   sync.Mutex // serialises hold, so that one caller sends the data
+	hmu     sync.Mutex // serialises hold, so that one caller sends the data
 
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
