@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -200,5 +201,69 @@ func TestTensorCRC(t *testing.T) {
 	x := &tempora.Tensor{M: 1, D: 1, L: 3, Data: []float64{0, 0.5, -1}}
 	if got, want := tensorCRC(x), uint32(0x2ac987f2); got != want {
 		t.Errorf("tensorCRC = %#08x, want %#08x", got, want)
+	}
+}
+
+// stdio joins a model program's standard input and output.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (stdio) Close() error { return nil }
+
+func init() {
+	// A model program (started with -model-cmd) that holds the data
+	// heldData() from the start, in a version 3 hello, and counts on its
+	// standard error the resident data frames it gets.
+	moreHelpers["held"] = func(in io.Reader, out io.Writer) {
+		x := heldTestData()
+		var frames atomic.Int32
+		serveHeld(stdio{in, out}, nil, sumModel, heldHello(x, nil), x, &frames)
+		os.Stderr.WriteString("frames " + string(rune('0'+frames.Load())) + "\n")
+	}
+}
+
+func heldTestData() *tempora.Tensor { return randomTensor(6, 3, 5, "held child") }
+
+// TestModelHeld checks the version 3 hand-off with a model process
+// started by tempora (procmodel.Model): no resident data frame for the data
+// the child holds, one for other data, and the same predictions.
+func TestModelHeld(t *testing.T) {
+	x, y := heldTestData(), randomTensor(6, 3, 5, "other")
+	for _, tc := range []struct {
+		name   string
+		data   []*tempora.Tensor
+		frames string
+	}{{"held", []*tempora.Tensor{x, x}, "frames 0"}, {"other", []*tempora.Tensor{y, x}, "frames 2"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			stderr := &syncBuffer{}
+			m, err := startHelper(t, "held", Options{Stderr: stderr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Version() != HeldVersion {
+				t.Errorf("version %d, want %d", m.Version(), HeldVersion)
+			}
+			for k, d := range tc.data {
+				blocks := testBlocks(d, "child")
+				got := make([]float64, rowsOf(blocks))
+				if err := m.PredictBlocks(got, d, blocks); err != nil {
+					t.Fatal(err)
+				}
+				want := blocksWant(sumModel, d, blocks)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("call %d, prediction %d: got %v, want %v", k, i, got[i], want[i])
+					}
+				}
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stderr.String(), tc.frames) {
+				t.Errorf("child's standard error %q, want %q", stderr.String(), tc.frames)
+			}
+		})
 	}
 }
