@@ -245,6 +245,20 @@ func TestModelHeld(t *testing.T) {
 			if m.Version() != HeldVersion {
 				t.Errorf("version %d, want %d", m.Version(), HeldVersion)
 			}
+			// A plain prediction of the held data goes as a block request
+			// (the child answers no plain request).
+			if tc.frames == "frames 0" {
+				got, want := make([]float64, x.M), make([]float64, x.M)
+				if err := m.Predict(got, x); err != nil {
+					t.Fatal(err)
+				}
+				sumModel.Predict(want, x)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("plain prediction %d: got %v, want %v", i, got[i], want[i])
+					}
+				}
+			}
 			for k, d := range tc.data {
 				blocks := testBlocks(d, "child")
 				got := make([]float64, rowsOf(blocks))

@@ -102,14 +102,15 @@ type Model struct {
 
 	version uint32 // the protocol version of the child's hello
 
-	mu     sync.Mutex
-	err    error // sticky error; ErrClosed after Close
-	wbuf   []byte
-	rbuf   []byte
-	closed bool
-	held   *tempora.Tensor // the child's resident data (version 2)
-	start  heldData        // the data the child holds from the start (version 3 hello)
-	sent   bool            // resident data was sent, replacing start's
+	mu      sync.Mutex
+	err     error // sticky error; ErrClosed after Close
+	wbuf    []byte
+	rbuf    []byte
+	closed  bool
+	held    *tempora.Tensor // the child's resident data (version 2)
+	start   heldData        // the data the child holds from the start (version 3 hello)
+	sent    bool            // resident data was sent, replacing start's
+	checked bool            // a Predict call compared its batch with start's (see holds)
 }
 
 var _ tempora.BlockModel = (*Model)(nil)
@@ -219,6 +220,9 @@ func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := refuseMissing(x, m.version, m.name); err != nil {
 		return err
 	}
+	if x.M > 0 && m.holds(x) {
+		return predictHeld(m, dst, x)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -253,6 +257,30 @@ func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	return err
 }
 
+// holds reports whether the child holds x as its resident data: x was
+// sent, or the child holds it from the start (version 3) and nothing
+// replaced it. Like Conn, it compares only the first batch of the held
+// data's shape with it.
+func (m *Model) holds(x *tempora.Tensor) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil || m.version < versionNaN {
+		return false
+	}
+	if m.held == x {
+		return true
+	}
+	if m.sent || !m.start.ok || m.checked || x.M != m.start.m || x.D != m.start.d || x.L != m.start.l {
+		return false
+	}
+	m.checked = true
+	if m.start.matches(x) {
+		m.held = x
+		return true
+	}
+	return false
+}
+
 // Hold implements tempora.BlockModel: it returns an error wrapping
 // tempora.ErrNotResident for a child that speaks protocol version 1. The
 // data is sent with the first PredictBlocks call on it.
@@ -284,7 +312,7 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 	if len(blocks) == 0 {
 		return nil
 	}
-	if m.held == nil && !m.sent && m.start.matches(x) {
+	if m.held != x && !m.sent && m.start.matches(x) {
 		m.held = x // the child holds x from the start (version 3 hello)
 	}
 	if m.held != x {
