@@ -105,14 +105,18 @@ type BlockModel interface {
 // does not hide it: Hold and BatchLimit pass to inner, and PredictBlocks
 // calls inner's PredictBlocks, then after with the predictions and its
 // error, and returns after's result (after may be nil: the error is
-// returned as is). When inner is not a BlockModel, WithBlocks returns
-// wrapper.
+// returned as is); likewise PredictBlocksFilled when inner is a
+// BlockFiller. When inner is not a BlockModel, WithBlocks returns wrapper.
 func WithBlocks(wrapper, inner Model, after func(dst []float64, err error) error) Model {
 	bm, ok := inner.(BlockModel)
 	if !ok {
 		return wrapper
 	}
-	return &blockWrapper{Model: wrapper, inner: bm, after: after}
+	w := &blockWrapper{Model: wrapper, inner: bm, after: after}
+	if f, ok := inner.(BlockFiller); ok {
+		return &fillWrapper{blockWrapper: w, filler: f}
+	}
+	return w
 }
 
 type blockWrapper struct {
@@ -125,6 +129,67 @@ func (w *blockWrapper) Hold(x *Tensor) error { return w.inner.Hold(x) }
 func (w *blockWrapper) BatchLimit() int      { return w.inner.BatchLimit() }
 func (w *blockWrapper) PredictBlocks(dst []float64, x *Tensor, blocks []Block) error {
 	err := w.inner.PredictBlocks(dst, x, blocks)
+	if w.after == nil {
+		return err
+	}
+	return w.after(dst, err)
+}
+
+// BlockFiller is a BlockModel into whose own memory (the shared buffer of
+// a model process) a caller can write the blocks' values directly, saving
+// the copy PredictBlocks makes of them.
+type BlockFiller interface {
+	BlockModel
+	// PredictBlocksFilled is PredictBlocks for blocks whose Values are
+	// ignored: it calls fill once with a slice of the blocks' total
+	// number of values, into which fill writes every block's values, block
+	// after block, each in Block's layout, then predicts. The slice is
+	// either the model's own memory or scratch (which must hold at least
+	// that many values; it is grown otherwise), and is valid only during
+	// fill. An error from fill is returned as it is, and nothing is
+	// predicted.
+	PredictBlocksFilled(dst []float64, x *Tensor, blocks []Block, scratch []float64, fill func(vals []float64) error) error
+}
+
+// FilledBlocks returns a copy of blocks whose Values are consecutive
+// ranges of scratch (grown when shorter than the blocks' values), and the
+// values they take: what a BlockFiller that does not use its own memory
+// fills and passes to PredictBlocks.
+func FilledBlocks(blocks []Block, scratch []float64) ([]Block, []float64) {
+	n := 0
+	for k := range blocks {
+		n += blockLen(&blocks[k])
+	}
+	if len(scratch) < n {
+		scratch = make([]float64, n)
+	}
+	out := make([]Block, len(blocks))
+	at := 0
+	for k, b := range blocks {
+		v := blockLen(&b)
+		b.Values = scratch[at : at+v : at+v]
+		out[k] = b
+		at += v
+	}
+	return out, scratch[:n]
+}
+
+// blockLen returns the number of values block b takes (0 if its rows or
+// timesteps are out of order).
+func blockLen(b *Block) int {
+	if b.Hi <= b.Lo || b.End < b.Start {
+		return 0
+	}
+	return (b.Hi - b.Lo) * len(b.Features) * (b.End - b.Start + 1)
+}
+
+type fillWrapper struct {
+	*blockWrapper
+	filler BlockFiller
+}
+
+func (w *fillWrapper) PredictBlocksFilled(dst []float64, x *Tensor, blocks []Block, scratch []float64, fill func([]float64) error) error {
+	err := w.filler.PredictBlocksFilled(dst, x, blocks, scratch, fill)
 	if w.after == nil {
 		return err
 	}

@@ -118,7 +118,16 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 	e.res.packs = packs
 	nw := min(pool.Workers(e.workers), len(packs))
 	for len(e.spaces) < nw {
-		e.spaces = append(e.spaces, e.newWorkspace(true))
+		// A lazy working copy: the resident path reads a worker's copy
+		// only in the block of the draw it gathers, and drawPack copies
+		// each test's block from the data before its first draw, so the
+		// rest of the copy is never read. An untouched allocation costs
+		// no memory traffic (its pages are mapped as they are written),
+		// where a clone of the data would read and write all of it.
+		ws := e.newWorkspace(false)
+		x := e.data.X
+		ws.x = tempora.NewTensor(x.M, x.D, x.L)
+		e.spaces = append(e.spaces, ws)
 	}
 	for len(e.res.bufs) < nw {
 		e.res.bufs = append(e.res.bufs, &packBuf{})
@@ -145,7 +154,9 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 
 // drawPack draws the items of pk on the worker's copy, gathering each
 // draw's block, predicts the blocks and writes each draw's mean loss into
-// means.
+// means. When the pack goes in one call to a model that takes the values
+// in its own memory (tempora.BlockFiller: a connection's shared buffer),
+// the blocks are gathered straight into it.
 func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item, pk pack, means []float64, limit int) error {
 	x := ws.x
 	m := x.M
@@ -162,54 +173,91 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 		buf.pred = make([]float64, n)
 	}
 	pred := buf.pred[:n]
+	// The blocks of at most limit rows each, their values consecutive
+	// ranges of the pack's values.
 	blocks := buf.blocks[:0]
 	at := 0
-	ws.deferred = true
 	for _, it := range items[pk.a:pk.b] {
 		p := runs[it.test].plan
-		if _, err := e.draw(ws, p, it.draw); err != nil {
-			ws.deferred = false
-			return fmt.Errorf("%w (test %q, draw %d)", err, p.Key, it.draw)
-		}
-		start, end := p.Window.Start, p.Window.End
-		w := end - start + 1
-		per := len(p.Features) * w
-		v := buf.vals[at : at+m*per]
-		k := 0
-		for i := range m {
-			for _, j := range p.Features {
-				o := (i*x.D+j)*x.L + start
-				copy(v[k:k+w], x.Data[o:o+w])
-				k += w
-			}
-		}
-		// Blocks of at most limit rows each.
+		per := len(p.Features) * p.Window.Len()
 		for lo := 0; lo < m; lo += limit {
 			hi := min(lo+limit, m)
-			blocks = append(blocks, tempora.Block{Lo: lo, Hi: hi, Features: p.Features, Start: start, End: end, Values: v[lo*per : hi*per]})
+			blocks = append(blocks, tempora.Block{Lo: lo, Hi: hi, Features: p.Features, Start: p.Window.Start, End: p.Window.End, Values: buf.vals[at+lo*per : at+hi*per]})
 		}
 		at += m * per
 	}
-	ws.deferred = false
 	buf.blocks = blocks
+	// gather draws the pack's items, writing each draw's block into v
+	// (the pack's values).
+	gather := func(v []float64) error {
+		at := 0
+		ws.deferred = true
+		defer func() { ws.deferred = false }()
+		for _, it := range items[pk.a:pk.b] {
+			p := runs[it.test].plan
+			if ws.dirty != p {
+				// The working copy is lazy (batchBlocks): give the block the
+				// data's values, which is all a draw reads of it.
+				tempora.RestoreBlock(x, e.data.X, p.Features, p.Window.Start, p.Window.End)
+				ws.dirty = nil
+			}
+			if _, err := e.draw(ws, p, it.draw); err != nil {
+				return fmt.Errorf("%w (test %q, draw %d)", err, p.Key, it.draw)
+			}
+			start, end := p.Window.Start, p.Window.End
+			w := end - start + 1
+			for i := range m {
+				for _, j := range p.Features {
+					o := (i*x.D+j)*x.L + start
+					copy(v[at:at+w], x.Data[o:o+w])
+					at += w
+				}
+			}
+		}
+		return nil
+	}
 	for nan, i := math.NaN(), 0; i < len(pred); i++ {
 		pred[i] = nan
 	}
-	// Calls of at most limit rows: whole blocks (a pack of several draws
-	// has at most limit rows), or the cut blocks of one large draw.
 	first := items[pk.a]
-	for b0, r0 := 0, 0; b0 < len(blocks); {
-		b1, rows := b0, 0
-		for b1 < len(blocks) && (b1 == b0 || rows+blocks[b1].Rows() <= limit) {
-			rows += blocks[b1].Rows()
-			b1++
-		}
+	modelErr := func(err error) error {
+		return fmt.Errorf("explain: model: %w (test %q, draw %d)", err, runs[first.test].plan.Key, first.draw)
+	}
+	if f, ok := e.res.model.(tempora.BlockFiller); ok && n <= limit {
+		// One call: the pack's draws are gathered into the model's memory.
+		var gatherErr error
 		e.calls.Add(1)
-		e.evals.Add(int64(rows))
-		if err := e.res.model.PredictBlocks(pred[r0:r0+rows], e.data.X, blocks[b0:b1]); err != nil {
-			return fmt.Errorf("explain: model: %w (test %q, draw %d)", err, runs[first.test].plan.Key, first.draw)
+		e.evals.Add(int64(n))
+		err := f.PredictBlocksFilled(pred, e.data.X, blocks, buf.vals, func(v []float64) error {
+			gatherErr = gather(v)
+			return gatherErr
+		})
+		if gatherErr != nil {
+			return gatherErr
 		}
-		b0, r0 = b1, r0+rows
+		if err != nil {
+			return modelErr(err)
+		}
+	} else {
+		if err := gather(buf.vals); err != nil {
+			return err
+		}
+		// Calls of at most limit rows: whole blocks (a pack of several
+		// draws has at most limit rows), or the cut blocks of one large
+		// draw.
+		for b0, r0 := 0, 0; b0 < len(blocks); {
+			b1, rows := b0, 0
+			for b1 < len(blocks) && (b1 == b0 || rows+blocks[b1].Rows() <= limit) {
+				rows += blocks[b1].Rows()
+				b1++
+			}
+			e.calls.Add(1)
+			e.evals.Add(int64(rows))
+			if err := e.res.model.PredictBlocks(pred[r0:r0+rows], e.data.X, blocks[b0:b1]); err != nil {
+				return modelErr(err)
+			}
+			b0, r0 = b1, r0+rows
+		}
 	}
 	for k, it := range items[pk.a:pk.b] {
 		copy(ws.pred, pred[k*m:(k+1)*m])

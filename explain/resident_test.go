@@ -219,3 +219,53 @@ func TestResidentFallbackAndErrors(t *testing.T) {
 		t.Errorf("PredictBlocks called %d times on a model that cannot hold data", n.calls.Load())
 	}
 }
+
+// fillModel is a holdModel that is a tempora.BlockFiller: fill writes the
+// values into memory of its own (as into a connection's shared buffer),
+// never into the caller's scratch.
+type fillModel struct {
+	holdModel
+	fills atomic.Int64
+}
+
+func (f *fillModel) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+	f.fills.Add(1)
+	filled, vals := tempora.FilledBlocks(blocks, nil) // fresh memory, not scratch
+	if len(scratch) > 0 && len(vals) > 0 && &scratch[0] == &vals[0] {
+		return fmt.Errorf("fillModel: got the caller's scratch")
+	}
+	if err := fill(vals); err != nil {
+		return err
+	}
+	return f.PredictBlocks(dst, x, filled)
+}
+
+// TestResidentFilled checks that TIME's explanation through a
+// tempora.BlockFiller (the draws gathered straight into the model's memory)
+// equals the native one, and that packs too large for one call take the
+// PredictBlocks path.
+func TestResidentFilled(t *testing.T) {
+	data, f := benchProblem(80)
+	cfg := explain.TIME{Seed: 3, Workers: 2}
+	want, err := cfg.Explain(context.Background(), f, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{0, 130, 50} {
+		h := &fillModel{holdModel: holdModel{inner: f, limit: limit}}
+		got, err := cfg.Explain(context.Background(), h, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fills := h.fills.Load(); (limit == 50) != (fills == 0) {
+			t.Errorf("limit %d: %d filled calls; want them exactly when a draw's %d rows fit the limit", limit, fills, data.X.M)
+		}
+		got.Accounting.ModelCalls = want.Accounting.ModelCalls
+		got.Accounting.Runtime = want.Accounting.Runtime
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if !bytes.Equal(a, b) {
+			t.Errorf("limit %d: explanation through a BlockFiller differs from the native one:\n%s\n%s", limit, a, b)
+		}
+	}
+}

@@ -171,8 +171,12 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 		}
 	}
 	if shared != nil {
+		// An empty shared (writeBlocksHeader): the values are there already.
 		at := 0
 		for _, b := range blocks {
+			if len(shared) == 0 {
+				break
+			}
 			putShared(shared[8*at:], b.Values)
 			at += len(b.Values)
 		}
@@ -195,6 +199,23 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 	return buf, nil
 }
 
+// writeBlocksHeader writes a block request for blocks whose vals values
+// are already in the shared buffer at byte offset: the header and the
+// descriptors.
+func writeBlocksHeader(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int, version uint32, offset int) ([]byte, error) {
+	return writeBlocks(w, buf, blocks, rows, vals, version, []byte{}, offset)
+}
+
+// fillScratch is PredictBlocksFilled for a model that takes the values
+// from its caller's memory: fill writes them into vals (the values of
+// filled, from tempora.FilledBlocks), then m predicts the blocks.
+func fillScratch(m tempora.BlockModel, dst []float64, x *tempora.Tensor, filled []tempora.Block, vals []float64, fill func([]float64) error) error {
+	if err := fill(vals); err != nil {
+		return err
+	}
+	return m.PredictBlocks(dst, x, filled)
+}
+
 // resident is the model side's resident data: the data of the last
 // resident data frame, a working copy to which blocks are applied, and the
 // buffers of the block requests.
@@ -212,6 +233,17 @@ type resident struct {
 	// then cost one copy each instead of two.
 	dirty   tempora.Block
 	isDirty bool
+	// announced is the version the model side announced (0: Version).
+	announced uint32
+}
+
+// top returns the highest version the model side accepts in a frame: the
+// one it announced.
+func (r *resident) top() uint32 {
+	if r.announced == 0 {
+		return Version
+	}
+	return r.announced
 }
 
 // writeResident writes a resident data frame for x to w: the values
@@ -251,7 +283,7 @@ func (r *resident) read(br io.Reader, h []byte, shared []byte) error {
 	if v := binary.LittleEndian.Uint32(h[4:]); v < versionNaN {
 		return fmt.Errorf("procmodel: resident data frame with protocol version %d; resident data needs version %d", v, versionNaN)
 	}
-	m, d, l, err := parseShape(h, "resident data")
+	m, d, l, err := parseShape(h, "resident data", r.top())
 	if err != nil {
 		return err
 	}
@@ -292,8 +324,8 @@ type blockRequest struct {
 // broke; the others describe a malformed request.
 func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockRequest, error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < versionNaN || v > Version {
-		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d", v, versionNaN)
+	if v := le.Uint32(h[4:]); v < versionNaN || v > r.top() {
+		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d to %d", v, versionNaN, r.top())
 	}
 	k, rows, vals := int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	where, offset := le.Uint32(h[20:]), le.Uint64(h[24:])

@@ -5,10 +5,12 @@ package procmodel
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"io"
 	"math"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -18,8 +20,15 @@ import (
 // data and block requests, with the values inline or in shared, parsed by
 // the code Serve uses.
 func serveV2(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
+	return serveHeld(rw, shared, m, []byte{'T', 'M', 'P', 'H', 2, 0, 0, 0}, nil, nil)
+}
+
+// serveHeld is serveV2 with the hello frame hello, holding pre (if not
+// nil) as its resident data from the start, and counting the resident
+// data frames it receives in frames (if not nil).
+func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []byte, pre *tempora.Tensor, frames *atomic.Int32) error {
 	defer rw.Close()
-	if _, err := rw.Write([]byte{'T', 'M', 'P', 'H', 2, 0, 0, 0}); err != nil {
+	if _, err := rw.Write(hello); err != nil {
 		return err
 	}
 	br := bufio.NewReader(rw)
@@ -30,12 +39,19 @@ func serveV2(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
 		hdr  [blocksHeaderSize]byte
 		pred []float64
 	)
+	res.announced = binary.LittleEndian.Uint32(hello[4:])
+	if pre != nil {
+		res.x, res.work, res.seen = pre, pre.Clone(), make([]int, pre.D)
+	}
 	for {
 		if _, err := io.ReadFull(br, hdr[:requestHeaderSize]); err != nil {
 			return nil
 		}
 		switch string(hdr[:4]) {
 		case residentMagic:
+			if frames != nil {
+				frames.Add(1)
+			}
 			if _, err := io.ReadFull(br, hdr[requestHeaderSize:residentHeaderSize]); err != nil {
 				return err
 			}

@@ -65,6 +65,17 @@ type Conn struct {
 
 	version uint32          // the protocol version of the model's hello
 	held    *tempora.Tensor // the model's resident data; guarded by wmu
+	// start is what the hello said about data the model holds from the
+	// start (version 3); sent records that resident data has been sent,
+	// replacing it. Both guarded by wmu.
+	start heldData
+	sent  bool
+	// checked records that a Predict call compared its batch with the
+	// held data: only the first batch of the held data's shape is (the
+	// explainer's baseline; the CRC-32 of a large batch is not free, and
+	// other methods predict many perturbed copies of that shape).
+	checked bool
+	hmu     sync.Mutex // serialises hold, so that one caller sends the data
 
 	mu     sync.Mutex
 	err    error // sticky error; ErrClosed after Close
@@ -149,7 +160,7 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
 	var err error
-	c.version, err = readHello(r, connEOF)
+	c.version, c.start, err = readHello(r, connEOF)
 	err = c.cause(err, opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
@@ -182,6 +193,9 @@ func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	}
 	if err := c.sticky(); err != nil {
 		return err
+	}
+	if c.holds(x) {
+		return predictHeld(c, dst, x)
 	}
 	step := x.M
 	if c.opts.MaxBatch > 0 {
@@ -284,15 +298,120 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	})
 }
 
-// hold sends x as resident data through the shared buffer, as a call of
-// its own, when the model does not hold it and it fits a request slot.
-// Otherwise (no buffer, or too large) callBlocks sends it inline, in front
-// of the block request, as it does when another caller's data took its
-// place in between.
+// PredictBlocksFilled implements tempora.BlockFiller: when the blocks'
+// values fit a request slot of the shared buffer (and no batch limit cuts
+// them), fill writes them straight into the slot, and the block request
+// refers to them there; otherwise fill writes into scratch and the call
+// goes as PredictBlocks.
+func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+	if len(blocks) == 0 {
+		_, _, err := checkBlocks(dst, x, nil)
+		return err
+	}
+	filled, vals := tempora.FilledBlocks(blocks, scratch)
+	rows, n, err := checkBlocks(dst, x, filled)
+	if err != nil {
+		return err
+	}
+	if !littleEndian || 8*n > c.slotBytes() || (c.opts.MaxBatch > 0 && rows > c.opts.MaxBatch) || c.version < versionNaN {
+		return fillScratch(c, dst, x, filled, vals, fill)
+	}
+	if err := c.sticky(); err != nil {
+		return err
+	}
+	if err := c.hold(x); err != nil {
+		return err
+	}
+	return c.callBlocksFilled(dst, x, filled, rows, n, fill)
+}
+
+// callBlocksFilled is callBlocks with the values written by fill into the
+// request slot.
+func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, rows, vals int, fill func([]float64) error) error {
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	offset := slot * c.slotBytes()
+	if vals > 0 {
+		b := c.shared[offset : offset+8*vals]
+		if err := fill(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), vals)); err != nil {
+			return err
+		}
+	}
+	cl := &connCall{dst: dst, done: make(chan error, 1)}
+	c.wmu.Lock()
+	if err := c.sticky(); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	if c.opts.Timeout > 0 {
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	}
+	var err error
+	if c.held != x {
+		cl.hold = true
+		c.held, c.sent = x, true
+		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
+	}
+	if err == nil {
+		c.wbuf, err = writeBlocksHeader(c.conn, c.wbuf, blocks, rows, vals, c.version, offset)
+	}
+	if err != nil {
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, len(blocks), rows, connEOF(err)), c.opts.Timeout))
+		c.wmu.Unlock()
+		return err
+	}
+	cl.sent = time.Now()
+	c.pending <- cl
+	c.wmu.Unlock()
+	return <-cl.done
+}
+
+// holds reports whether the model holds x as its resident data: x was
+// sent, or the model holds it from the start (version 3) and nothing
+// replaced it.
+func (c *Conn) holds(x *tempora.Tensor) bool {
+	if c.version < versionNaN {
+		return false
+	}
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	c.wmu.Lock()
+	held, adopt := c.held == x, !c.sent && c.start.ok && !c.checked
+	c.checked = c.checked || adopt && x.M == c.start.m && x.D == c.start.d && x.L == c.start.l
+	c.wmu.Unlock()
+	if held || !adopt || !c.start.matches(x) {
+		return held
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.sent {
+		c.held = x
+	}
+	return c.held == x
+}
+
+// hold makes x the model's resident data. When the model said in its
+// hello that it holds data from the start and nothing replaced it yet, and
+// that data is x (same shape and CRC-32), nothing is sent. Otherwise hold
+// sends x through the shared buffer, as a call of its own, when the model
+// does not hold it and it fits a request slot; else (no buffer, or too
+// large) callBlocks sends it inline, in front of the block request, as it
+// does when another caller's data took its place in between.
 func (c *Conn) hold(x *tempora.Tensor) error {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
 	c.wmu.Lock()
 	held := c.held == x
+	adopt := !held && !c.sent && c.start.ok
 	c.wmu.Unlock()
+	if adopt && c.start.matches(x) {
+		c.wmu.Lock()
+		if !c.sent {
+			c.held = x
+		}
+		held = c.held == x
+		c.wmu.Unlock()
+	}
 	if held || 8*len(x.Data) > c.slotBytes() {
 		return nil
 	}
@@ -319,7 +438,7 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 		c.wmu.Unlock()
 		return err
 	}
-	c.held = x
+	c.held, c.sent = x, true
 	cl.sent = time.Now()
 	c.pending <- cl
 	c.wmu.Unlock()
@@ -349,7 +468,7 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 	var err error
 	if c.held != x {
 		cl.hold = true
-		c.held = x
+		c.held, c.sent = x, true
 		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
 	}
 	if err == nil {

@@ -193,6 +193,46 @@ func (p *Pool) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	return err
 }
 
+// PredictBlocksFilled implements tempora.BlockFiller: it hands the whole
+// call to an idle member, which fills its shared buffer when it is a
+// connection with one (Conn), else scratch.
+func (p *Pool) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+	if err := p.sticky(); err != nil {
+		return err
+	}
+	// fill's own error is the caller's, not the model's: it does not stop
+	// the pool.
+	var fillErr error
+	record := func(v []float64) error {
+		fillErr = fill(v)
+		return fillErr
+	}
+	m := <-p.idle
+	var err error
+	switch bm := m.(type) {
+	case tempora.BlockFiller:
+		err = bm.PredictBlocksFilled(dst, x, blocks, scratch, record)
+	case tempora.BlockModel:
+		filled, vals := tempora.FilledBlocks(blocks, scratch)
+		err = fillScratch(bm, dst, x, filled, vals, record)
+	default:
+		err = fmt.Errorf("%w: a pool model", tempora.ErrNotResident)
+	}
+	p.idle <- m
+	if fillErr != nil {
+		return fillErr
+	}
+	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = err
+		}
+		err = p.err
+		p.mu.Unlock()
+	}
+	return err
+}
+
 func (p *Pool) sticky() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

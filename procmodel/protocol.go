@@ -14,11 +14,19 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
-// Version is the protocol version this package speaks: Serve announces it
-// in its hello frame, and Start and Attach accept models that announce it
-// or OldestVersion (docs/protocol.md). Every request carries the version
-// its model announced.
+// Version is the protocol version Serve announces in its hello frame.
+// Start and Attach accept models that announce OldestVersion to
+// HeldVersion (docs/protocol.md). Every request carries the version its
+// model announced.
 const Version = 2
+
+// HeldVersion is version 2 with a longer hello frame, in which the model
+// may say that it already holds resident data (the data tempora read from
+// a file the model side wrote, for instance): its shape and the CRC-32 of
+// its values. tempora then sends no resident data frame for data of that
+// shape and CRC-32, and the block requests refer to the data the model
+// holds. A model that announces it speaks version 2 otherwise.
+const HeldVersion = 3
 
 // OldestVersion is the oldest protocol version a model may announce.
 // Version 1 has no resident data (so no PredictBlocks) and cannot carry
@@ -35,6 +43,7 @@ const (
 // Frame header sizes in bytes.
 const (
 	helloSize          = 8  // magic, version
+	heldHelloSize      = 28 // version 3: magic, version, H, M, D, L, CRC-32
 	requestHeaderSize  = 20 // magic, version, M, D, L
 	responseHeaderSize = 12 // magic, status, count
 )
@@ -126,25 +135,36 @@ func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byt
 }
 
 // readHello reads and checks the hello frame and returns the version the
-// model announced (OldestVersion to Version). ended describes an error that
+// model announced (OldestVersion to HeldVersion) and, for version 3, what it
+// says about the data it holds. ended describes an error that
 // ends the stream early (end of file) for the message; other errors, such as
 // a deadline, are kept as they are.
-func readHello(r io.Reader, ended func(error) error) (uint32, error) {
-	var h [helloSize]byte
-	if n, err := io.ReadFull(r, h[:]); err != nil {
+func readHello(r io.Reader, ended func(error) error) (uint32, heldData, error) {
+	var h [heldHelloSize]byte
+	if n, err := io.ReadFull(r, h[:helloSize]); err != nil {
 		if n > 0 {
-			return 0, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
+			return 0, heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
 		}
-		return 0, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
+		return 0, heldData{}, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
 	}
 	if string(h[:4]) != helloMagic {
-		return 0, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:])
+		return 0, heldData{}, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:helloSize])
 	}
 	v := binary.LittleEndian.Uint32(h[4:])
-	if v < OldestVersion || v > Version {
-		return 0, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks versions %d to %d (see docs/protocol.md)", ErrProtocol, v, OldestVersion, Version)
+	if v < OldestVersion || v > HeldVersion {
+		return 0, heldData{}, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks versions %d to %d (see docs/protocol.md)", ErrProtocol, v, OldestVersion, HeldVersion)
 	}
-	return v, nil
+	if v < HeldVersion {
+		return v, heldData{}, nil
+	}
+	if n, err := io.ReadFull(r, h[helloSize:]); err != nil {
+		return 0, heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, helloSize+n, ended(err))
+	}
+	held, err := parseHeld(h[helloSize:])
+	if err != nil {
+		return 0, heldData{}, fmt.Errorf("%w: %w", ErrProtocol, err)
+	}
+	return v, held, nil
 }
 
 // readAnswer reads the answer to a request of len(dst) instances from r into
@@ -363,15 +383,16 @@ func parseRequestHeader(h []byte) (m, d, l int, err error) {
 	if string(h[:4]) != requestMagic {
 		return 0, 0, 0, fmt.Errorf("procmodel: bad request magic %q, want %q", h[:4], requestMagic)
 	}
-	return parseShape(h, "request")
+	return parseShape(h, "request", Version)
 }
 
 // parseShape checks the version, M, D and L of a header of the request
-// layout (a request or resident data, named what).
-func parseShape(h []byte, what string) (m, d, l int, err error) {
+// layout (a request or resident data, named what); the version must be
+// OldestVersion to top, the version the model side announced.
+func parseShape(h []byte, what string, top uint32) (m, d, l int, err error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < OldestVersion || v > Version {
-		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, Version)
+	if v := le.Uint32(h[4:]); v < OldestVersion || v > top {
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, top)
 	}
 	m, d, l = int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	if m == 0 || d == 0 || l == 0 {

@@ -14,6 +14,7 @@ import os
 import socket
 import struct
 import sys
+import zlib
 from typing import IO, Any, Callable, List, Optional, Tuple
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy.typing as npt
 Predict = Callable[["npt.NDArray[np.float64]"], Any]
 
 VERSION = 2  # the version this side announces
+HELD_VERSION = 3  # version 2 with a hello saying which data the model holds from the start
 OLDEST_VERSION = 1  # the oldest version a model may announce to a Client
 HELLO_MAGIC = b"TMPH"
 REQUEST_MAGIC = b"TMPQ"  # values follow the header
@@ -39,6 +41,7 @@ MAX_BLOCKS = 1 << 20
 VALUES_INLINE, VALUES_SHARED = 0, 1
 
 HELLO = struct.pack("<4sI", HELLO_MAGIC, VERSION)
+_HELD = struct.Struct("<IIIII")  # after a version 3 hello's magic and version: H, M, D, L, CRC-32
 _REQUEST = struct.Struct("<4sIIII")  # magic, version, M, D, L
 _OFFSET = struct.Struct("<Q")  # a shared request's values: byte offset in the buffer
 _BLOCKS_REST = struct.Struct("<IQ")  # after magic, version, K, R, V: S, offset (a block request's header is 32 bytes)
@@ -138,6 +141,16 @@ class _Resident:
         # None when it equals the data.
         self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]],
                                    List["npt.NDArray[np.float64]"]]] = None
+        #: The version this side announced: frames may carry 2 to it.
+        self.top = VERSION
+
+    def hold(self, x: "npt.NDArray[np.float64]") -> None:
+        """Hold x from the start (version 3): x itself is the working copy,
+        to which blocks are applied and restored, so it must be an array
+        nobody else uses while serving (tempora.explain maps the data file
+        it wrote, copy-on-write)."""
+        self.work = self.x = x
+        self.dirty = None
 
     def read(self, readinto: Callable[[memoryview], Optional[int]], version: int, m: int, d: int, l: int,
              shared: Optional[mmap.mmap]) -> None:
@@ -148,8 +161,9 @@ class _Resident:
             raise ProtocolError("input ended after a resident data header")
         where, offset = _BLOCKS_REST.unpack(rest)
         n = m * d * l
-        if version < 2 or version > VERSION:
-            raise _Malformed("resident data frame with protocol version %d; resident data needs version 2" % version)
+        if version < 2 or version > self.top:
+            raise _Malformed("resident data frame with protocol version %d; resident data needs version 2%s"
+                             % (version, "" if self.top == 2 else " or %d" % self.top))
         if m == 0 or d == 0 or l == 0 or n > MAX_VALUES:
             raise _Malformed("resident data has unusable shape %dx%dx%d" % (m, d, l))
         if where == VALUES_INLINE and offset != 0:
@@ -178,8 +192,9 @@ class _Resident:
         if not _read_exactly(readinto, memoryview(rest)):
             raise ProtocolError("input ended after a block request header")
         where, offset = _BLOCKS_REST.unpack(rest)
-        if version < 2 or version > VERSION:
-            raise _Malformed("block request with protocol version %d, want 2" % version)
+        if version < 2 or version > self.top:
+            raise _Malformed("block request with protocol version %d, want 2%s"
+                             % (version, "" if self.top == 2 else " to %d" % self.top))
         if self.x is None:
             raise _Malformed("block request before any resident data frame (TMPD)")
         if not 1 <= k <= MAX_BLOCKS:
@@ -304,8 +319,34 @@ class _Malformed(ProtocolError):
     """A request that is complete but invalid: answered with an error."""
 
 
+def held_hello(x: Optional["npt.NDArray[np.float64]"]) -> bytes:
+    """The version 3 hello frame saying that the model holds x from the
+    start (its shape and the CRC-32 of its values' little-endian bytes), or
+    holds nothing (x None)."""
+    if x is None:
+        return struct.pack("<4sI", HELLO_MAGIC, HELD_VERSION) + _HELD.pack(0, 0, 0, 0, 0)
+    m, d, l = x.shape
+    return struct.pack("<4sI", HELLO_MAGIC, HELD_VERSION) + _HELD.pack(1, m, d, l, data_crc(x))
+
+
+def data_crc(x: "npt.NDArray[np.float64]") -> int:
+    """The CRC-32 (zlib.crc32) of x's values as little-endian float64
+    bytes, in C order: what a version 3 hello announces."""
+    if x.dtype != np.dtype("<f8") or not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x, dtype="<f8")
+    return zlib.crc32(memoryview(x.data).cast("B"))
+
+
+def holdable(x: Any) -> bool:
+    """Whether x can be held from the start: a writable, C-contiguous,
+    little-endian float64 array of three non-zero dimensions."""
+    return (isinstance(x, np.ndarray) and x.ndim == 3 and 0 not in x.shape and x.dtype == np.dtype("<f8")
+            and x.flags.c_contiguous and x.flags.writeable and x.size <= MAX_VALUES)
+
+
 def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int]], sendall: Callable[[bytes], Any],
-                 shared: Optional[mmap.mmap] = None) -> Optional[Exception]:
+                 shared: Optional[mmap.mmap] = None,
+                 held: Optional["npt.NDArray[np.float64]"] = None) -> Optional[Exception]:
     """Answer requests with predict until the input ends (or the output
     breaks); return the first exception predict raised, or None. The
     exception is reported to tempora, which then stops; predict is not
@@ -316,14 +357,32 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
     shared is the connection's shared buffer (an mmap), or None. The batch
     passed to predict is a float64 array of shape (M, D, L); it may be a view
     of the shared buffer, valid only during the call.
+
+    With held (an array for which holdable is true), this side announces
+    protocol version 3 and holds held from the start as its resident data,
+    so that tempora sends no resident data frame when it explains that very
+    data (docs/protocol.md, "Data the model holds from the start"); held is
+    then the working copy: blocks are applied to it and restored before a
+    block of other cells, so it may be left with the last block applied:
+    pass an array nobody else uses (tempora.explain passes a copy-on-write
+    map of the data file it wrote). Without it, this side announces version
+    2.
     """
-    sendall(HELLO)
+    resident = _Resident()
+    top = VERSION
+    if held is not None:
+        if not holdable(held):
+            raise ValueError("held must be a writable C-contiguous float64 array of shape (M, D, L)")
+        sendall(held_hello(held))
+        resident.hold(held)
+        top = resident.top = HELD_VERSION
+    else:
+        sendall(HELLO)
     header = bytearray(_REQUEST.size)
     hview = memoryview(header)
     offset = bytearray(_OFFSET.size)
     oview = memoryview(offset)
     inline = bytearray()
-    resident = _Resident()
     first = None
     while True:
         try:
@@ -363,7 +422,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
                 raise ProtocolError("input ended after a request header")
             off = _OFFSET.unpack(offset)[0]
         problem = None
-        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or not OLDEST_VERSION <= version <= VERSION:
+        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or not OLDEST_VERSION <= version <= top:
             problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
         elif d == 0 or l == 0 or n > MAX_VALUES:
             problem = "request has unusable shape %dx%dx%d" % (m, d, l)
@@ -400,12 +459,13 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
             return first  # tempora has gone (after an error, it stops reading)
 
 
-def serve_socket(predict: Predict, sock: socket.socket, shared: Optional[mmap.mmap] = None) -> Optional[Exception]:
+def serve_socket(predict: Predict, sock: socket.socket, shared: Optional[mmap.mmap] = None,
+                 held: Optional["npt.NDArray[np.float64]"] = None) -> Optional[Exception]:
     """serve_stream over a connected socket (buffered, so that a header and
     a shared request's offset take one system call)."""
     reader = sock.makefile("rb", buffering=1 << 16)
     try:
-        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared)  # type: ignore[attr-defined]
+        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared, held=held)  # type: ignore[attr-defined]
     finally:
         reader.close()
 
@@ -485,9 +545,13 @@ class Client:
         if hello[:4] != HELLO_MAGIC:
             raise ProtocolError("expected the hello frame %r, got %r" % (HELLO_MAGIC, hello))
         version = struct.unpack("<I", hello[4:])[0]
-        if not OLDEST_VERSION <= version <= VERSION:
+        if not OLDEST_VERSION <= version <= HELD_VERSION:
             raise ProtocolError("model speaks protocol version %d; this package speaks versions %d to %d"
-                                % (version, OLDEST_VERSION, VERSION))
+                                % (version, OLDEST_VERSION, HELD_VERSION))
+        if version == HELD_VERSION:
+            # What the model holds from the start does not matter here: a
+            # Client sends whole batches.
+            self._read(_HELD.size, "the end of its hello frame")
         #: The protocol version the model announced; requests carry it.
         self.version = version
 

@@ -183,8 +183,8 @@ class ClientTest(unittest.TestCase):
             c.predict(y)
 
     def test_unknown_version(self):
-        with self.assertRaisesRegex(_protocol.ProtocolError, "version 3; this package speaks versions 1 to 2"):
-            _protocol.Client(io.BytesIO(), io.BytesIO(struct.pack("<4sI", b"TMPH", 3)))
+        with self.assertRaisesRegex(_protocol.ProtocolError, "version 4; this package speaks versions 1 to 3"):
+            _protocol.Client(io.BytesIO(), io.BytesIO(struct.pack("<4sI", b"TMPH", 4)))
 
 
 class MaxBatchTest(unittest.TestCase):

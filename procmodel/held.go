@@ -1,0 +1,84 @@
+package procmodel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"unsafe"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// heldData is what a version 3 hello says about the data the model holds
+// from the start (docs/protocol.md, "Data the model already holds").
+type heldData struct {
+	ok      bool // the model holds data
+	m, d, l int
+	crc     uint32 // CRC-32 (IEEE) of the 8·m·d·l bytes of its values, little-endian float64
+}
+
+// parseHeld parses the 20 bytes after a version 3 hello's magic and
+// version: H (0 or 1), M, D, L and the CRC-32.
+func parseHeld(b []byte) (heldData, error) {
+	le := binary.LittleEndian
+	h, m, d, l, crc := le.Uint32(b), le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:]), le.Uint32(b[16:])
+	switch h {
+	case 0:
+		if m != 0 || d != 0 || l != 0 || crc != 0 {
+			return heldData{}, fmt.Errorf("hello says the model holds no data (H = 0) but gives shape %d×%d×%d and CRC-32 %#08x, want zeros", m, d, l, crc)
+		}
+		return heldData{}, nil
+	case 1:
+		if m == 0 || d == 0 || l == 0 || uint64(m)*uint64(d)*uint64(l) > maxValues {
+			return heldData{}, fmt.Errorf("hello says the model holds data of unusable shape %d×%d×%d", m, d, l)
+		}
+		return heldData{ok: true, m: int(m), d: int(d), l: int(l), crc: crc}, nil
+	}
+	return heldData{}, fmt.Errorf("hello has H = %d, want 0 (no data held) or 1", h)
+}
+
+// matches reports whether the model's held data is x: same shape and the
+// same CRC-32 of the values' little-endian bytes. A CRC-32 tells data
+// apart with certainty for any change of up to 32 consecutive bits, and
+// otherwise fails to with probability 2⁻³²; it guards against handing the
+// model other data than it holds by mistake, not against a model that lies.
+func (h heldData) matches(x *tempora.Tensor) bool {
+	if !h.ok || x == nil || x.M != h.m || x.D != h.d || x.L != h.l || len(x.Data) != h.m*h.d*h.l {
+		return false
+	}
+	return tensorCRC(x) == h.crc
+}
+
+// tensorCRC returns the CRC-32 (IEEE) of x's values as little-endian
+// float64 bytes.
+func tensorCRC(x *tempora.Tensor) uint32 {
+	if len(x.Data) == 0 {
+		return crc32.ChecksumIEEE(nil)
+	}
+	if littleEndian {
+		return crc32.ChecksumIEEE(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x.Data))), 8*len(x.Data)))
+	}
+	var (
+		buf [8 * 4096]byte
+		c   uint32
+	)
+	for lo := 0; lo < len(x.Data); lo += 4096 {
+		v := x.Data[lo:min(lo+4096, len(x.Data))]
+		putFloats(buf[:], v)
+		c = crc32.Update(c, crc32.IEEETable, buf[:8*len(v)])
+	}
+	return c
+}
+
+// predictHeld predicts x, which m holds as its resident data, through a
+// block request instead of sending x whole: one block of all rows whose
+// values are x's own at feature 0, timestep 0, so that the model predicts
+// its resident rows as they are. The predictions are those of a plain
+// request (the same rows, cut at the same batch limit).
+func predictHeld(m tempora.BlockModel, dst []float64, x *tempora.Tensor) error {
+	vals := make([]float64, x.M)
+	for i := range vals {
+		vals[i] = x.Data[i*x.D*x.L]
+	}
+	return m.PredictBlocks(dst, x, []tempora.Block{{Lo: 0, Hi: x.M, Features: []int{0}, Start: 0, End: 0, Values: vals}})
+}
