@@ -422,14 +422,19 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
-            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                        out_path, reporter)
+            e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                     out_path, reporter)
         except TemporaError as exc:
             raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                  h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
         finally:
             reporter.close()
             guard.close()
+    lengths = missing_rate = None
+    if np.isnan(Xa).any():
+        lengths, missing_rate = _input.observation(Xa, data.alignment)
+    e._describe_data(data.times, lengths, missing_rate)
+    return e
 
 
 def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
