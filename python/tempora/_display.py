@@ -206,6 +206,7 @@ def _missing_summary(e: "Explanation") -> str:
     n = np.sort(e.lengths)
     short = int((n < e.num_timesteps).sum())
     rates = ", ".join("%s %.1f%%" % (f.name, 100 * r) for f, r in zip(e.features, e.missing_rate))
-    return ("missing values (%s-aligned): %d of %d sequences shorter than %d timesteps, lengths %d to %d (median "
-            "%d); missing within the sequences: %s" % (e.alignment, short, len(n), e.num_timesteps, n[0], n[-1],
-                                                       n[len(n) // 2], rates))
+    # The words of the program's report (tempora explain), on one line.
+    return ("missing values (alignment %s): %d of %d instances shorter than %d timesteps; lengths min %d, median %d, "
+            "max %d; missing (share of each feature's cells within the instances' lengths that are NaN): %s"
+            % (e.alignment, short, len(n), e.num_timesteps, n[0], n[len(n) // 2], n[-1], rates))
