@@ -165,7 +165,8 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     tests = any(not math.isnan(f.p_value) for f in e.features)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
     if tests:
-        head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering"]
+        head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering",
+                "window ordering"]
     else:
         head = ["feature", "score"]
     rows = []
@@ -177,7 +178,7 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
                 w += " (time %s to %s)" % (html.escape(str(e.times[f.window[0]])),
                                            html.escape(str(e.times[f.window[1]])))
             cells += [_fmt(f.p_value), _fmt(f.p_adjusted), _fmt(f.important), w, _fmt(f.window_significant),
-                      _fmt(f.ordering_important)]
+                      _fmt(f.ordering_important), _fmt(f.window_ordering_important)]
         rows.append("<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in cells))
     more = ""
     if len(order) > limit:

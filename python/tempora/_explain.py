@@ -437,6 +437,27 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     return e
 
 
+def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
+             alignment: str = "start", mask: Any = None) -> "npt.NDArray[np.float64]":
+    """X as tempora.explain reads it: the float64 array whose batches
+    predict receives, with NaN for every missing value.
+
+    Takes X, layout, feature_names, alignment and mask as tempora.explain
+    does (and checks them the same way). The array is (instances,
+    features, timesteps) for layout="ndl" and for a DataFrame, (instances,
+    timesteps, features) for "nld"; a DataFrame's instances, times and
+    features come in the order explain takes them (sorted; a categorical
+    feature column in its categories' order), and a list's sequences are
+    placed by alignment. Use it to train or check a model on exactly what
+    explain will give it, e.g. ``y = model(tempora.as_array(df))``.
+    """
+    data = _input.as_data(X, layout, feature_names, alignment, mask)
+    out: "npt.NDArray[np.float64]" = data.X
+    if layout == "nld" and not _input._is_dataframe(X):
+        out = np.ascontiguousarray(out.transpose(0, 2, 1))
+    return out
+
+
 def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
     """model_factory's model, adapted as explain adapts predict (a
     module-level function, so that the partial of it pickles)."""

@@ -397,6 +397,25 @@ class EndToEndTest(unittest.TestCase):
         self.assertLessEqual(hits, 4)
 
 
+class AsArrayTest(unittest.TestCase):
+    def test_as_explain_reads_it(self):
+        seqs = sequences()
+        np.testing.assert_array_equal(tempora.as_array(seqs, alignment="end"),
+                                      _input.as_data(seqs, alignment="end").X)
+        nld = [s.T for s in seqs]
+        np.testing.assert_array_equal(tempora.as_array(nld, layout="nld"),
+                                      _input.as_data(seqs).X.transpose(0, 2, 1))  # the layout predict receives
+        with self.assertRaisesRegex(ValueError, r"^alignment must be"):
+            tempora.as_array(seqs, alignment="late")
+
+    @need_pandas
+    def test_dataframe(self):
+        df, _ = patients(0, n=20)
+        X = tempora.as_array(df)
+        self.assertEqual(X.shape, (20, 5, 24))
+        np.testing.assert_array_equal(X, _input.as_data(df).X)
+
+
 class AlignmentFitTest(unittest.TestCase):
     def test_padding_at_the_other_end(self):
         X = np.ones((10, 2, 6))
