@@ -425,8 +425,9 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
                      out_path, reporter)
         except TemporaError as exc:
-            raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
-                                 h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
+            renamed = _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
+                                     h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
+            raise _with_instance_id(renamed, data.instances, bool(np.isnan(Xa).any())) from exc.__cause__
         finally:
             reporter.close()
             guard.close()
@@ -462,6 +463,28 @@ def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels:
     """model_factory's model, adapted as explain adapts predict (a
     module-level function, so that the partial of it pickles)."""
     return _input.as_predict(factory(), task, layout, labels)
+
+
+def _with_instance_id(exc: TemporaError, instances: Optional[List[Any]], missing: bool) -> TemporaError:
+    """exc with, for a DataFrame X, the id of the first instance its
+    message names by index, and for a model that predicted NaN on data with
+    missing values, what a NumPy model usually does wrong."""
+    import re
+    msg = str(exc)
+    extra = []
+    m = re.search(r"\binstance (\d+)\b", msg)
+    if m is not None and instances is not None and int(m.group(1)) < len(instances):
+        extra.append("instance %s is X's instance %r (instances in sorted order)"
+                     % (m.group(1), instances[int(m.group(1))]))
+    if missing and "predicted NaN" in msg:
+        extra.append("predict must return a number for every instance, also where all it reads is missing "
+                     "(np.nanmean of an all-NaN slice is NaN)")
+    if not extra:
+        return exc
+    try:
+        return type(exc)(msg + "; " + "; ".join(extra))
+    except TypeError:  # an exception class with other arguments
+        return exc
 
 
 def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
@@ -550,7 +573,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
         if first is not None:
             _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
-        if "model reported an error" in msg or "model process exited" in msg:
+        if "model reported an error" in msg or "model process exited" in msg or "predicted NaN" in msg:
             raise ModelError(msg)
         raise TemporaError(msg)
     with open(json_path, "rb") as f:

@@ -397,6 +397,30 @@ class EndToEndTest(unittest.TestCase):
         self.assertLessEqual(hits, 4)
 
 
+@need_pandas
+class ModelNaNTest(unittest.TestCase):
+    def test_nan_prediction_names_the_instance_and_the_usual_cause(self):
+        """A NumPy model whose np.nanmean meets a slice with nothing
+        observed predicts NaN: a ModelError naming the DataFrame's
+        instance id and the usual cause."""
+        import warnings
+        df, rng = patients(0, n=60)
+        measured = set(df[(df["feature"] == "hr") & (df["time"] == 2)]["instance"])
+        lacking = sorted(set(df["instance"]) - measured)  # no hr at hour 2: naive predicts NaN
+        self.assertGreater(len(lacking), 0)
+
+        def naive(x):
+            return np.nanmean(x[:, 1, 2:3], axis=1)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Mean of empty slice"
+            with self.assertRaises(tempora.ModelError) as ctx:
+                tempora.explain(naive, df, rng.normal(size=60), task="regression", progress=False)
+        msg = str(ctx.exception)
+        self.assertRegex(msg, r"predicted NaN for instance (\d+).*; instance \1 is X's instance %r" % lacking[0])
+        self.assertIn("np.nanmean of an all-NaN slice is NaN", msg)
+
+
 class AsArrayTest(unittest.TestCase):
     def test_as_explain_reads_it(self):
         seqs = sequences()
