@@ -392,6 +392,18 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
     # An (instance, time) without a row is missing in every feature: the
     # times are the union of all instances' times (aligned time), so a
     # shorter sequence is NaN where it has no times.
+    per_instance = wide.index.get_level_values(0).value_counts()
+    if len(times) > 2 * int(per_instance.max()) and len(wide) < 0.25 * len(instances) * len(times):
+        # Time stamps of their own per instance: the union makes a long,
+        # mostly empty axis on which few instances share a length.
+        warnings.warn(
+            "X: the DataFrame has %d distinct times but no instance has more than %d: the time axis is the union "
+            "of all instances' times, so each sequence is mostly missing (%.0f%% of the (instance, time) cells "
+            "have a row) and few instances share a length, which costs the tests power and the model time. If "
+            "the times are time stamps rather than aligned steps, bin them (e.g. df['time'] = df['time'] // 1 "
+            "for whole hours, then one row per (instance, time, feature), e.g. the mean)"
+            % (len(times), int(per_instance.max()), 100.0 * len(wide) / (len(instances) * len(times))),
+            UserWarning, stacklevel=4)
     full = pd.MultiIndex.from_product([instances, times])
     values = wide.reindex(full).to_numpy(dtype=np.float64)
     Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))

@@ -6,6 +6,7 @@ argument, for every bad irregular input."""
 import importlib.util
 import os
 import unittest
+import warnings
 
 import numpy as np
 
@@ -164,6 +165,19 @@ class DataFrameInputTest(unittest.TestCase):
         d = _input.as_data(df, alignment="end")
         self.assertEqual(d.alignment, "end")
         np.testing.assert_array_equal(d.X, [[[2, 4, 6], [1, 3, 5]], [[nan, nan, 8], [nan, 7, nan]]])
+
+    def test_time_stamps_warn(self):
+        import pandas as pd
+        rng = np.random.default_rng(2)
+        rows = [(i, float(t), "hr", 1.0) for i in range(20) for t in np.sort(rng.uniform(0, 24, size=6))]
+        with self.assertWarnsRegex(UserWarning, r"^X: the DataFrame has 120 distinct times but no instance has "
+                                                r"more than 6: .*bin them"):
+            _input.as_data(pd.DataFrame(rows, columns=["instance", "time", "feature", "value"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # hourly steps of unequal lengths: no warning
+            df, _ = patients(0, n=30)
+            _input.as_data(df)
+            _input.as_data(self.long())
 
     def test_wide_missing_rows(self):
         import pandas as pd
