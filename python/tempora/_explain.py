@@ -222,7 +222,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         alignment="end", give times that line the sequences' ends up, such
         as hours before discharge as negative numbers), and a value NaN or
         without a row is missing. Every instance needs an observed value
-        and every feature must be observed somewhere.
+        and every feature must be observed somewhere. Data whose sequences
+        visibly share the other end of the time axis than alignment says
+        is an error. ``tempora.as_array(X, ...)`` gives the array predict's
+        batches come from.
     y : array-like or pandas.Series
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
