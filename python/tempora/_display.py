@@ -84,6 +84,8 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         if e.alignment == "end":
             # End-aligned time: timestep L-1 is every sequence's last step.
             df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
+        if e.observed is not None and e.observed.shape == (d, l):
+            df["observed"] = e.observed.reshape(-1)
         if e.times is not None and len(e.times) == l:
             df[TIME] = e.times * d  # the name of a long DataFrame's time column
         return df

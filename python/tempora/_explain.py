@@ -434,10 +434,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         finally:
             reporter.close()
             guard.close()
-    lengths = missing_rate = None
+    lengths = missing_rate = observed = None
     if np.isnan(Xa).any():
         lengths, missing_rate = _input.observation(Xa, data.alignment)
-    e._describe_data(data.times, lengths, missing_rate)
+        observed = (~np.isnan(Xa)).mean(axis=0)
+    e._describe_data(data.times, lengths, missing_rate, observed)
     return e
 
 

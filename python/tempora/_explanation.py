@@ -161,8 +161,12 @@ class Explanation:
         missing_rate: for data with missing values, per feature (index
             order) the share of its cells inside the sequences that are
             NaN (padding outside them not counted); None for complete data.
+        observed: for data with missing values, an array (features,
+            timesteps): the share of instances with an observed value of the
+            feature at the timestep (a window where few instances are
+            observed rests on few); None for complete data.
 
-    times, lengths and missing_rate come from the data given to
+    times, lengths, missing_rate and observed come from the data given to
     tempora.explain; they are not part of the JSON form.
     """
 
@@ -191,13 +195,15 @@ class Explanation:
         self.times: Optional[List[Any]] = None
         self.lengths: Optional["npt.NDArray[np.int64]"] = None
         self.missing_rate: Optional["npt.NDArray[np.float64]"] = None
+        self.observed: Optional["npt.NDArray[np.float64]"] = None
 
     def _describe_data(self, times: Optional[List[Any]], lengths: Optional["npt.NDArray[np.int64]"],
-                       missing_rate: Optional["npt.NDArray[np.float64]"]) -> None:
+                       missing_rate: Optional["npt.NDArray[np.float64]"],
+                       observed: Optional["npt.NDArray[np.float64]"] = None) -> None:
         """Record what tempora.explain knows of the data (not part of the
         JSON form)."""
         self.times = None if times is None else list(times)
-        self.lengths, self.missing_rate = lengths, missing_rate
+        self.lengths, self.missing_rate, self.observed = lengths, missing_rate, observed
 
     @property
     def num_features(self) -> int:
@@ -253,7 +259,9 @@ class Explanation:
             lies in the feature's window and whether the feature is
             important (and, for end-aligned data, steps_before_end:
             num_timesteps-1-timestep; for a DataFrame X, time: its time
-            value of the timestep). "groups": the tested groups of a
+            value of the timestep; for data with missing values,
+            observed: the share of instances observed in the cell).
+            "groups": the tested groups of a
             hierarchy, with their members. For data with missing values
             the features frame has a column missing_rate (the share of the
             feature's cells inside the sequences that are NaN).

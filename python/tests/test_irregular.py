@@ -365,6 +365,29 @@ class EndToEndTest(unittest.TestCase):
                 frame = e.to_dataframe()
                 self.assertAlmostEqual(frame.loc["hr", "missing_rate"], 0.2, delta=0.02)  # about 4 SE: 7200 cells, SE 0.0047
 
+    def test_cells_and_plot(self):
+        """An irregular explanation read as a user reads it: the cells
+        frame carries the table's time and the share of instances observed
+        in each cell; the plot labels its axis with the table's times."""
+        e, X = self.explain(windowed, 0)
+        cells = e.to_dataframe("cells")
+        np.testing.assert_allclose(cells.loc["hr", "observed"], (~np.isnan(X[:, 1])).mean(axis=0))
+        self.assertEqual(list(cells.loc["hr", "time"]), list(range(24)))
+        # Every stay reaches hour 11, none beyond 23: 80% observed at
+        # hour 0 (the MCAR rate), fewer at the last hours.
+        self.assertAlmostEqual(cells.loc[("hr", 0), "observed"], 0.8, delta=0.06)  # 3 SE of 400 draws at 0.2
+        self.assertLess(cells.loc[("hr", 23), "observed"], 0.2)
+        try:
+            import matplotlib
+        except ImportError:
+            return
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        ax = e.plot()
+        self.assertEqual(ax.get_xlabel(), "time (X's time values)")
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()][:3], ["0", "2", "4"])
+        plt.close("all")
+
     def test_order_blind_model(self):
         for seed in self.SEEDS:
             with self.subTest(seed=seed):
