@@ -10,7 +10,9 @@ explain runs the tempora command-line program (binary=, the TEMPORA
 environment variable, the program built into the package, or PATH) and
 answers its batches with predict from this process; it takes NumPy arrays
 and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
-e.to_dataframe(), e.plot() and the notebook table show the result.
+e.to_dataframe(), e.plot() and the notebook table show the result;
+as_array(X) is X as explain reads it (NaN where missing), to train or
+check a model on.
 method_table() lists the program's methods and their parameters, and
 method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
@@ -24,7 +26,7 @@ other side, for a program such as ``tempora serve``.
 from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
-from ._explain import Duration, Hierarchy, explain
+from ._explain import Duration, Hierarchy, as_array, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
@@ -37,5 +39,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
     "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
-    "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
+    "as_array", "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

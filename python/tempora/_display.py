@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import numpy as np
 
+from ._input import TIME
+
 if TYPE_CHECKING:
     from ._explanation import Explanation, Feature
 
@@ -60,6 +62,8 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
         df["window_start"] = df["window_start"].astype("Int64")
         df["window_end"] = df["window_end"].astype("Int64")
+        if e.missing_rate is not None and len(e.missing_rate) == len(e.features):
+            df.insert(len(df.columns) - 1, "missing_rate", e.missing_rate)
         return df
     if kind == "groups":
         rows = [_feature_row(g) for g in e.groups]
@@ -80,6 +84,10 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         if e.alignment == "end":
             # End-aligned time: timestep L-1 is every sequence's last step.
             df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
+        if e.observed is not None and e.observed.shape == (d, l):
+            df["observed"] = e.observed.reshape(-1)
+        if e.times is not None and len(e.times) == l:
+            df[TIME] = e.times * d  # the name of a long DataFrame's time column
         return df
     raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
 
@@ -99,6 +107,7 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
         order = sorted(order, key=lambda j: (not e.features[j].important, -abs(e.features[j].score), j))
         order = sorted(order[:int(features)])
     cells = e.cells[order]
+    new_figure = ax is None
     if ax is None:
         height = max(2.0, min(12.0, 0.35 * len(order) + 1.2))
         _, ax = plt.subplots(figsize=(max(5.0, min(14.0, 0.25 * e.num_timesteps + 3)), height))
@@ -119,7 +128,16 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
                                    linewidth=2 if significant else 1, linestyle="-" if significant else ":"))
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels(labels)
-    if e.alignment == "end":
+    if e.times is not None and len(e.times) == e.num_timesteps:
+        # A DataFrame's own time values label the timesteps.
+        step = max(1, -(-e.num_timesteps // 12))
+        ticks = list(range(0, e.num_timesteps, step))
+        if e.alignment == "end":  # counted from the end, so the last step is labelled
+            ticks = list(range(e.num_timesteps - 1, -1, -step))[::-1]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(e.times[t]) for t in ticks])
+        ax.set_xlabel("time (X's time values%s)" % (", end-aligned" if e.alignment == "end" else ""))
+    elif e.alignment == "end":
         ax.set_xlabel("timestep (0-based, end-aligned: %d is every sequence's last step)" % (e.num_timesteps - 1))
     else:
         ax.set_xlabel("timestep (0-based)")
@@ -128,6 +146,8 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
     if any(f.window is not None for f in e.features):
         title += "\n* important (FDR), o ordering matters; boxes: windows (solid: significant)"
     ax.set_title(title, fontsize=10)
+    if new_figure:
+        ax.figure.tight_layout()  # the two-line title and the axis label inside the figure
     return ax
 
 
@@ -147,7 +167,8 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     tests = any(not math.isnan(f.p_value) for f in e.features)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
     if tests:
-        head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering"]
+        head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering",
+                "window ordering"]
     else:
         head = ["feature", "score"]
     rows = []
@@ -155,8 +176,11 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
         cells = [html.escape(f.name), _fmt(f.score)]
         if tests:
             w = "" if f.window is None else "%d&ndash;%d" % f.window
+            if f.window is not None and e.times is not None and len(e.times) == e.num_timesteps:
+                w += " (time %s to %s)" % (html.escape(str(e.times[f.window[0]])),
+                                           html.escape(str(e.times[f.window[1]])))
             cells += [_fmt(f.p_value), _fmt(f.p_adjusted), _fmt(f.important), w, _fmt(f.window_significant),
-                      _fmt(f.ordering_important)]
+                      _fmt(f.ordering_important), _fmt(f.window_ordering_important)]
         rows.append("<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in cells))
     more = ""
     if len(order) > limit:
@@ -169,6 +193,23 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
                    html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
                    a.instance_evaluations, a.runtime_seconds))
     warn = "".join("<p>warning: %s</p>" % html.escape(w) for w in e.warnings)
+    missing = _missing_summary(e)
+    if missing:
+        summary += "<p>%s</p>" % html.escape(missing)
     table = "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (
         "".join("<th>%s</th>" % h for h in head), "".join(rows))
     return "<div>" + summary + warn + table + more + "</div>"
+
+
+def _missing_summary(e: "Explanation") -> str:
+    """One line on the data's missing values (lengths and each feature's
+    missing rate), or "" for complete data."""
+    if e.lengths is None or e.missing_rate is None or len(e.missing_rate) != e.num_features:
+        return ""
+    n = np.sort(e.lengths)
+    short = int((n < e.num_timesteps).sum())
+    rates = ", ".join("%s %.1f%%" % (f.name, 100 * r) for f, r in zip(e.features, e.missing_rate))
+    # The words of the program's report (tempora explain), on one line.
+    return ("missing values (alignment %s): %d of %d instances shorter than %d timesteps; lengths min %d, median %d, "
+            "max %d; missing (share of each feature's cells within the instances' lengths that are NaN): %s"
+            % (e.alignment, short, len(n), e.num_timesteps, n[0], n[len(n) // 2], n[-1], rates))

@@ -258,7 +258,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         alignment="end", give times that line the sequences' ends up, such
         as hours before discharge as negative numbers), and a value NaN or
         without a row is missing. Every instance needs an observed value
-        and every feature must be observed somewhere.
+        and every feature must be observed somewhere. Data whose sequences
+        visibly share the other end of the time axis than alignment says
+        is an error. ``tempora.as_array(X, ...)`` gives the array predict's
+        batches come from.
     y : array-like or pandas.Series
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
@@ -459,27 +462,77 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
             try:
-                return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                            out_path, reporter, x_path)
+                e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                         out_path, reporter, x_path)
             except TemporaError as exc:
                 if _OLD_PROGRAM not in str(exc):
                     raise
-            # A program older than protocol version 3 refuses the hello
-            # that says the model holds the data: serve it version 2.
-            return _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                        out_path, reporter, None)
+                # A program older than protocol version 3 refuses the hello
+                # that says the model holds the data: serve it version 2.
+                e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                         out_path, reporter, None)
         except TemporaError as exc:
-            raise _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
-                                 h_path or "\0": "the hierarchy= file", json_path: "the explanation"}) from exc.__cause__
+            renamed = _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
+                                     h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
+            raise _with_instance_id(renamed, data.instances, bool(np.isnan(Xa).any())) from exc.__cause__
         finally:
             reporter.close()
             guard.close()
+    lengths = missing_rate = observed = None
+    if np.isnan(Xa).any():
+        lengths, missing_rate = _input.observation(Xa, data.alignment)
+        observed = (~np.isnan(Xa)).mean(axis=0)
+    e._describe_data(data.times, lengths, missing_rate, observed)
+    return e
+
+
+def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
+             alignment: str = "start", mask: Any = None) -> "npt.NDArray[np.float64]":
+    """X as tempora.explain reads it: the float64 array whose batches
+    predict receives, with NaN for every missing value.
+
+    Takes X, layout, feature_names, alignment and mask as tempora.explain
+    does (and checks them the same way). The array is (instances,
+    features, timesteps) for layout="ndl" and for a DataFrame, (instances,
+    timesteps, features) for "nld"; a DataFrame's instances, times and
+    features come in the order explain takes them (sorted; a categorical
+    feature column in its categories' order), and a list's sequences are
+    placed by alignment. Use it to train or check a model on exactly what
+    explain will give it, e.g. ``y = model(tempora.as_array(df))``.
+    """
+    data = _input.as_data(X, layout, feature_names, alignment, mask)
+    out: "npt.NDArray[np.float64]" = data.X
+    if layout == "nld" and not _input._is_dataframe(X):
+        out = np.ascontiguousarray(out.transpose(0, 2, 1))
+    return out
 
 
 def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
     """model_factory's model, adapted as explain adapts predict (a
     module-level function, so that the partial of it pickles)."""
     return _input.as_predict(factory(), task, layout, labels)
+
+
+def _with_instance_id(exc: TemporaError, instances: Optional[List[Any]], missing: bool) -> TemporaError:
+    """exc with, for a DataFrame X, the id of the first instance its
+    message names by index, and for a model that predicted NaN on data with
+    missing values, what a NumPy model usually does wrong."""
+    import re
+    msg = str(exc)
+    extra = []
+    m = re.search(r"\binstance (\d+)\b", msg)
+    if m is not None and instances is not None and int(m.group(1)) < len(instances):
+        extra.append("instance %s is X's instance %r (instances in sorted order)"
+                     % (m.group(1), instances[int(m.group(1))]))
+    if missing and "predicted NaN" in msg:
+        extra.append("predict must return a number for every instance, also where all it reads is missing "
+                     "(np.nanmean of an all-NaN slice is NaN)")
+    if not extra:
+        return exc
+    try:
+        return type(exc)(msg + "; " + "; ".join(extra))
+    except TypeError:  # an exception class with other arguments
+        return exc
 
 
 def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
@@ -577,7 +630,7 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
         if first is not None:
             _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
-        if "model reported an error" in msg or "model process exited" in msg:
+        if "model reported an error" in msg or "model process exited" in msg or "predicted NaN" in msg:
             raise ModelError(msg)
         raise TemporaError(msg)
     with open(json_path, "rb") as f:

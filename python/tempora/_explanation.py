@@ -153,6 +153,21 @@ class Explanation:
             ("end"); windows and cells are in this aligned time.
         report: the program's text report (what ``tempora explain``
             prints); str(explanation) returns it.
+        times: for a DataFrame X, its time values, one per timestep (the
+            aligned time axis); None otherwise.
+        lengths: for data with missing values, the length of each
+            instance's sequence (its span of timesteps in aligned time, as
+            the report counts it); None for complete data.
+        missing_rate: for data with missing values, per feature (index
+            order) the share of its cells inside the sequences that are
+            NaN (padding outside them not counted); None for complete data.
+        observed: for data with missing values, an array (features,
+            timesteps): the share of instances with an observed value of the
+            feature at the timestep (a window where few instances are
+            observed rests on few); None for complete data.
+
+    times, lengths, missing_rate and observed come from the data given to
+    tempora.explain; they are not part of the JSON form.
     """
 
     def __init__(self, doc: Union[str, bytes, Mapping[str, Any]], report: str = "") -> None:
@@ -177,6 +192,18 @@ class Explanation:
         self.warnings: List[str] = list(doc.get("warnings") or [])
         self.alignment: str = str(doc.get("alignment") or "start")  # absent for start-aligned data
         self.report = report
+        self.times: Optional[List[Any]] = None
+        self.lengths: Optional["npt.NDArray[np.int64]"] = None
+        self.missing_rate: Optional["npt.NDArray[np.float64]"] = None
+        self.observed: Optional["npt.NDArray[np.float64]"] = None
+
+    def _describe_data(self, times: Optional[List[Any]], lengths: Optional["npt.NDArray[np.int64]"],
+                       missing_rate: Optional["npt.NDArray[np.float64]"],
+                       observed: Optional["npt.NDArray[np.float64]"] = None) -> None:
+        """Record what tempora.explain knows of the data (not part of the
+        JSON form)."""
+        self.times = None if times is None else list(times)
+        self.lengths, self.missing_rate, self.observed = lengths, missing_rate, observed
 
     @property
     def num_features(self) -> int:
@@ -231,8 +258,13 @@ class Explanation:
             per (feature, timestep), with the score, whether the timestep
             lies in the feature's window and whether the feature is
             important (and, for end-aligned data, steps_before_end:
-            num_timesteps-1-timestep). "groups": the tested groups of a hierarchy, with
-            their members.
+            num_timesteps-1-timestep; for a DataFrame X, time: its time
+            value of the timestep; for data with missing values,
+            observed: the share of instances observed in the cell).
+            "groups": the tested groups of a
+            hierarchy, with their members. For data with missing values
+            the features frame has a column missing_rate (the share of the
+            feature's cells inside the sequences that are NaN).
 
         Returns
         -------

@@ -58,9 +58,66 @@ class Data:
     the layout predict receives its batches in and the alignment."""
 
     def __init__(self, X: "npt.NDArray[np.float64]", names: Optional[List[str]], instances: Optional[List[Any]],
-                 layout: str, alignment: str = "start") -> None:
+                 layout: str, alignment: str = "start", times: Optional[List[Any]] = None) -> None:
         self.X, self.names, self.instances, self.layout = X, names, instances, layout
         self.alignment = alignment
+        self.times = times  # a DataFrame's time values, one per timestep (None for an array)
+
+
+def observation(X: "npt.NDArray[np.float64]", alignment: str) -> Tuple["npt.NDArray[np.int64]",
+                                                                          "npt.NDArray[np.float64]"]:
+    """The length of each instance's sequence and each feature's missing
+    rate, as the program's report gives them (tempora.Observation): a
+    sequence spans the timesteps from the first (alignment="start") to its
+    last observed step, or from its first observed step to the last
+    ("end"); a feature's missing rate is the share of its cells inside the
+    sequences that are NaN (padding outside them is not counted)."""
+    m, d, length = X.shape
+    seen = ~np.isnan(X).all(axis=1)
+    if alignment == "start":
+        lengths = length - seen[:, ::-1].argmax(axis=1)
+        inside = np.arange(length)[None, :] < lengths[:, None]
+    else:
+        lengths = length - seen.argmax(axis=1)
+        inside = np.arange(length)[None, :] >= (length - lengths)[:, None]
+    cells = int(inside.sum())
+    missing = (np.isnan(X) & inside[:, None, :]).sum(axis=(0, 2)) / max(cells, 1)
+    return lengths.astype(np.int64), missing.astype(np.float64)
+
+
+def _check_fits_alignment(X: "npt.NDArray[np.float64]", alignment: str, what: str) -> None:
+    """Refuse data whose sequences visibly share the other end of the time
+    axis than alignment says: every instance observed at the axis's first
+    step and at least half of them ending early is start-aligned data (a
+    NaN-padded array, or a DataFrame of times since each sequence's start)
+    and, mirrored, end-aligned. Read with the wrong alignment, the padding
+    would count as missing values inside the sequences and the permutation
+    tests would move values across lengths (decision 19 of
+    docs/decisions.md): a wrong answer without a word. Missing values
+    alone do not trigger it: for that, every instance would have to be
+    observed at one end while half of them have nothing at the other."""
+    m, _, length = X.shape
+    if m < 2 or length < 2:
+        return
+    seen = ~np.isnan(X).all(axis=1)  # (instances, timesteps): anything observed
+    first = seen.argmax(axis=1)
+    last = length - 1 - seen[:, ::-1].argmax(axis=1)
+    if alignment == "end" and (first == 0).all() and (last < length - 1).mean() >= 0.5:
+        raise ValueError(
+            "alignment='end' but %s line up the sequences' starts: every instance is observed at the first "
+            "timestep and %d of %d end before the last (lengths %d to %d); with alignment='end' the last timestep "
+            "must be every sequence's last step. Pass alignment='start', or give end-aligned times (for a "
+            "DataFrame, e.g. time minus each instance's last time: df['time'] - "
+            "df.groupby('instance')['time'].transform('max'), hours before the end as numbers <= 0; for an array, "
+            "NaN padding at the start)" % (what, int((last < length - 1).sum()), m, int(last.min()) + 1,
+                                           int(last.max()) + 1))
+    if alignment == "start" and (last == length - 1).all() and (first > 0).mean() >= 0.5:
+        raise ValueError(
+            "alignment='start' (the default) but %s line up the sequences' ends: every instance is observed at "
+            "the last timestep and %d of %d start after the first (lengths %d to %d). Pass alignment='end' (the "
+            "last timestep is each sequence's last step, e.g. hours before discharge), or give start-aligned "
+            "times (for an array, NaN padding at the end)" % (what, int((first > 0).sum()), m,
+                                                             int(length - first.max()), int(length - first.min())))
 
 
 def _check_names(names: Sequence[Any], what: str) -> List[str]:
@@ -208,6 +265,7 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
                              "mask applies to an array or a list of arrays")
         data = _from_dataframe(X, feature_names)
         data.alignment = alignment
+        _check_fits_alignment(data.X, alignment, "the times of X")
         return data
     shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
     if _is_sequence_list(X):
@@ -254,6 +312,8 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
             raise ValueError("feature_names has %d names but X has %d features: with layout=%r X is %s, features "
                              "on axis %d%s" % (len(names), d, layout, shape, 1 if layout == "ndl" else 2, hint))
     _observed(Xa, None, names, where)
+    if not _is_sequence_list(X):  # a list is placed by alignment itself
+        _check_fits_alignment(Xa, alignment, "X")
     return Data(Xa, names, None, layout, alignment)
 
 
@@ -332,6 +392,18 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
     # An (instance, time) without a row is missing in every feature: the
     # times are the union of all instances' times (aligned time), so a
     # shorter sequence is NaN where it has no times.
+    per_instance = wide.index.get_level_values(0).value_counts()
+    if len(times) > 2 * int(per_instance.max()) and len(wide) < 0.25 * len(instances) * len(times):
+        # Time stamps of their own per instance: the union makes a long,
+        # mostly empty axis on which few instances share a length.
+        warnings.warn(
+            "X: the DataFrame has %d distinct times but no instance has more than %d: the time axis is the union "
+            "of all instances' times, so each sequence is mostly missing (%.0f%% of the (instance, time) cells "
+            "have a row) and few instances share a length, which costs the tests power and the model time. If "
+            "the times are time stamps rather than aligned steps, bin them (e.g. df['time'] = df['time'] // 1 "
+            "for whole hours, then one row per (instance, time, feature), e.g. the mean)"
+            % (len(times), int(per_instance.max()), 100.0 * len(wide) / (len(instances) * len(times))),
+            UserWarning, stacklevel=4)
     full = pd.MultiIndex.from_product([instances, times])
     values = wide.reindex(full).to_numpy(dtype=np.float64)
     Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
@@ -342,7 +414,7 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
         return "instance %r, %s %r, feature %r" % (instances[i], "time", times[t], names[j])
 
     _observed(Xa, list(instances), names, where)
-    return Data(Xa, names, list(instances), "ndl")
+    return Data(Xa, names, list(instances), "ndl", times=list(times))
 
 
 def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
