@@ -284,7 +284,7 @@ func (e *Engine) locateFailure() string {
 		err := e.model.Predict(dst, x.Rows(i, i+1))
 		switch {
 		case err != nil:
-			return fmt.Sprintf("; predicted alone, instance %d, which has missing values, fails: %v", i, err)
+			return fmt.Sprintf("; predicted alone (a batch of one, where it is instance 0), instance %d, which has missing values, fails: %v", i, err)
 		case math.IsNaN(dst[0]):
 			return fmt.Sprintf("; predicted alone, instance %d, which has missing values, is predicted NaN", i)
 		}
