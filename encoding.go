@@ -114,11 +114,7 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 	}
 	j.Window = f.Window
 	for _, w := range f.Windows {
-		j.Windows = append(j.Windows, jsonWindow{
-			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
-			PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
-			OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
-		})
+		j.Windows = append(j.Windows, toJSONWindow(w))
 	}
 	return j
 }
@@ -138,13 +134,27 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 	}
 	f.Window = j.Window
 	for _, w := range j.Windows {
-		f.Windows = append(f.Windows, WindowResult{
-			Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
-			PValue: fromOpt(w.PValue), PAdjusted: fromOpt(w.PAdjusted), Significant: w.Significant,
-			OrderingPValue: fromOpt(w.OrderingPValue), OrderingPAdjusted: fromOpt(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
-		})
+		f.Windows = append(f.Windows, fromJSONWindow(w))
 	}
 	return f
+}
+
+// toJSONWindow and fromJSONWindow convert a WindowResult to and from its
+// JSON form: NaN p-values are null.
+func toJSONWindow(w WindowResult) jsonWindow {
+	return jsonWindow{
+		Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
+		PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
+		OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+	}
+}
+
+func fromJSONWindow(j jsonWindow) WindowResult {
+	return WindowResult{
+		Window: j.Window, StartRange: j.StartRange, EndRange: j.EndRange, Score: j.Score,
+		PValue: fromOpt(j.PValue), PAdjusted: fromOpt(j.PAdjusted), Significant: j.Significant,
+		OrderingPValue: fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted), OrderingImportant: j.OrderingImportant,
+	}
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -189,9 +189,12 @@ type FeatureResult struct {
 	WindowOrderingImportant bool
 	// Windows lists the feature's windows in time order, with their tests
 	// and the uncertainty of their ends (TIME); nil when no window was
-	// searched. With a single window, its entry repeats Window and the
-	// Window… and WindowOrdering… fields above, which are kept for
-	// records and readers of one window.
+	// searched. Window and the Window… and WindowOrdering… fields above
+	// repeat its lead window (TIME: the one with the smallest adjusted
+	// p-value, the earliest on ties; the only one when there is one), for
+	// records and readers of one window. Both forms are part of the JSON
+	// format ("window", "window_…" and "windows"), so neither is derived
+	// from the other when reading or writing.
 	Windows []WindowResult
 }
 

@@ -163,38 +163,20 @@ func applyParam(s *Setting, p record.Param) error {
 // gridSettings expands a grid specification into the cross product of its
 // axes (the first axis varies slowest), around the Table 1 problem.
 func gridSettings(quick bool, spec string) ([]Setting, error) {
-	axes, err := ParseGrid(spec)
+	grid, err := ParseGrid(spec)
 	if err != nil {
 		return nil, err
 	}
-	base := Setting{Problem: table1Problem, Quick: quick}
-	sweepsInstances := slices.ContainsFunc(axes, func(a []record.Param) bool { return a[0].Key == "instances" })
-	var scale []record.Param
-	if quick && !sweepsInstances {
-		base.Problem.Instances = quickTableInstances
-		scale = []record.Param{{Key: "instances", Value: strconv.Itoa(quickTableInstances)}}
-	}
-	var out []Setting
-	var rec func(i int, s Setting, ps []record.Param)
-	rec = func(i int, s Setting, ps []record.Param) {
-		if i == len(axes) {
-			s.Params = append(slices.Clone(ps), scale...)
-			var pk []record.Param
-			for _, p := range s.Params {
-				if isProblemParam(p.Key) {
-					pk = append(pk, p)
-				}
-			}
-			s.problemKey = paramKey(pk)
-			out = append(out, s)
-			return
+	var axes []axis
+	for _, a := range grid {
+		vals := make([]string, len(a))
+		for i, p := range a {
+			vals[i] = p.Value
 		}
-		for _, p := range axes[i] {
-			t := s
-			applyParam(&t, p) // validated by ParseGrid
-			rec(i+1, t, append(slices.Clone(ps), p))
-		}
+		axes = append(axes, paramAxis(a[0].Key, vals...))
 	}
-	rec(0, base, nil)
-	return out, nil
+	if quick && !slices.ContainsFunc(grid, func(a []record.Param) bool { return a[0].Key == "instances" }) {
+		axes = append(axes, paramAxis("instances", strconv.Itoa(quickTableInstances)))
+	}
+	return sweep(Setting{Problem: table1Problem, Quick: quick}, axes)
 }

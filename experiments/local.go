@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/baselines"
@@ -49,50 +48,58 @@ var localSuite = &Suite{
 	},
 }
 
-// Attribute runs ex on model and data like method.Measure and returns, with
-// the explanation, the per-instance attributions of the explainers that
-// give them (baselines.Occlusion, TimeSHAP and LIME: n × D × L for the
+// Attribute runs ex on model and data with method.Measure and returns,
+// with the explanation, the per-instance attributions of the explainers
+// that give them (baselines.Occlusion, TimeSHAP and LIME: n × D × L for the
 // first n instances); local is nil for any other explainer.
-func Attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (e *tempora.Explanation, local *tempora.Tensor, err error) {
+func Attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
 	if data == nil || data.X == nil {
 		return nil, nil, fmt.Errorf("experiments: no data to explain")
 	}
-	meter := &method.Meter{Model: model, Task: data.Task}
-	start := time.Now()
-	switch x := ex.(type) {
-	case baselines.Occlusion:
-		var r *baselines.OcclusionResult
-		if r, err = x.Attribute(ctx, meter, data); err == nil {
-			e, local = r.Explanation, r.Local
-		}
-	case baselines.TimeSHAP:
-		var r *baselines.TimeSHAPResult
-		if r, err = x.Attribute(ctx, meter, data); err == nil {
-			e, local = r.Explanation, r.Local
-		}
-	case baselines.LIME:
-		var r *baselines.LIMEResult
-		if r, err = x.Attribute(ctx, meter, data); err == nil {
-			e, local = r.Explanation, r.Local
-		}
-	default:
-		e, err = ex.Explain(ctx, meter, data)
-	}
-	elapsed := time.Since(start)
+	a := &attributor{ex: ex}
+	e, err := method.Measure(ctx, a, model, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := method.CheckExplanation(e, data); err != nil {
-		return nil, nil, err
-	}
+	local := a.local
 	if local != nil && (local.D != data.X.D || local.L != data.X.L || local.M > data.X.M || len(local.Data) != local.M*local.D*local.L) {
 		return nil, nil, fmt.Errorf("experiments: %s gave %d × %d × %d attributions for %d × %d × %d data",
 			e.Method, local.M, local.D, local.L, data.X.M, data.X.D, data.X.L)
 	}
-	e.Accounting.ModelCalls = meter.Calls()
-	e.Accounting.InstanceEvals = meter.Evals()
-	e.Accounting.Runtime = elapsed
 	return e, local, nil
+}
+
+// attributor is an explainer whose Explain runs its explainer's Attribute
+// when it has one (baselines.Occlusion, TimeSHAP, LIME), keeping the
+// per-instance attributions in local, and its Explain otherwise.
+type attributor struct {
+	ex    tempora.Explainer
+	local *tempora.Tensor
+}
+
+func (a *attributor) Explain(ctx context.Context, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	var e *tempora.Explanation
+	var err error
+	switch x := a.ex.(type) {
+	case baselines.Occlusion:
+		var r *baselines.OcclusionResult
+		if r, err = x.Attribute(ctx, model, data); err == nil {
+			e, a.local = r.Explanation, r.Local
+		}
+	case baselines.TimeSHAP:
+		var r *baselines.TimeSHAPResult
+		if r, err = x.Attribute(ctx, model, data); err == nil {
+			e, a.local = r.Explanation, r.Local
+		}
+	case baselines.LIME:
+		var r *baselines.LIMEResult
+		if r, err = x.Attribute(ctx, model, data); err == nil {
+			e, a.local = r.Explanation, r.Local
+		}
+	default:
+		e, err = a.ex.Explain(ctx, model, data)
+	}
+	return e, err
 }
 
 // InstanceTruth returns the per-instance truth of the first n instances of

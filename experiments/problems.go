@@ -54,7 +54,7 @@ func synthConfig(spec ProblemSpec) (synth.Config, error) {
 func checkProblems(settings []Setting) error {
 	for i := range settings {
 		s := &settings[i]
-		if i > 0 && s.Problem == settings[i-1].Problem || s.Problem.World != "" {
+		if i > 0 && s.Problem == settings[i-1].Problem || s.Problem.World != nil {
 			continue
 		}
 		cfg, err := synthConfig(s.Problem)
@@ -69,25 +69,6 @@ func checkProblems(settings []Setting) error {
 		}
 	}
 	return nil
-}
-
-// synthesise generates the problem of spec with synth.
-func synthesise(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
-	if spec.World == "correlated" {
-		return correlatedProblem(ctx, spec, seed)
-	}
-	if spec.World == "windows" {
-		return windowsProblemOf(ctx, spec, seed)
-	}
-	cfg, err := synthConfig(spec)
-	if err != nil {
-		return nil, err
-	}
-	p, err := synth.Generate(cfg, seed)
-	if err != nil {
-		return nil, err
-	}
-	return &Problem{Data: p.Data, Model: p.Model, Truth: TruthOf(p.Truth)}, nil
 }
 
 // TruthOf converts synth's ground truth into a record's.
@@ -171,11 +152,11 @@ func WriteProblems(ctx context.Context, o Options) (*Index, error) {
 		return nil, err
 	}
 	for _, st := range settings {
-		if st.Problem.World != "" {
-			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World)
+		if st.Problem.World != nil {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (its %s world has no saved form)", idx.Suite, st.Problem.World.Name())
 		}
-		if st.Problem.Padding == "zeros" {
-			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (setting %s pads with zeros for a model that has no saved form)", idx.Suite, st.Key())
+		if st.view != nil {
+			return nil, fmt.Errorf("experiments: the problems of suite %s cannot be written (setting %s %s)", idx.Suite, st.Key(), st.view.unsaved())
 		}
 	}
 	// Problems are generated once per (problem key, model), as Run does.

@@ -69,7 +69,7 @@ type Problem struct {
 	Model tempora.Model
 	Truth *record.Truth
 	// dataTruth is the data-centric truth of the correlated world, which
-	// settings with Truth "data" score against (suite_correlated.go).
+	// settings with truth=data score against (suite_correlated.go).
 	dataTruth *record.Truth
 }
 
@@ -240,10 +240,10 @@ func (c *problemCache) get(ctx context.Context, it *Item) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p, err = padded(p, it.Setting.Problem); err != nil {
-		return nil, err
+	if it.Setting.view == nil {
+		return p, nil
 	}
-	return truthFor(p, it.Setting.Problem)
+	return it.Setting.view.apply(p)
 }
 
 // runItem explains one problem with one run and writes its records.

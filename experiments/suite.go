@@ -20,31 +20,16 @@ type ProblemSpec struct {
 	// Aggregator, if not empty, is every feature's aggregator ("max",
 	// "average", …; see synth.Config.Aggregator).
 	Aggregator string
-	// World "correlated" selects synth.Correlated with correlation Rho and
-	// the spreading black box when Spread (Instances and Timesteps zero
-	// take its defaults; the other fields are ignored); Truth "data"
-	// scores against its data-centric truth (suite_correlated.go). The
-	// zero World is synth.Generate.
-	World  string
-	Rho    float64
-	Spread bool
-	Truth  string
-	// World "windows" selects synth.GenerateWindows with Windows true
-	// windows per relevant feature and noise weights of scale NoiseScale
-	// (Instances, Features, Timesteps, FractionRelevant and a numeric
-	// Noise as above; suite_windowed.go).
-	Windows    int
-	NoiseScale float64
-	// MissingRate, LengthSpread, Alignment ("start" or "end") and
-	// Mechanism ("mcar" or "mnar") make synth.Generate's world irregular
-	// (synth.Irregular) when any is set (suite_irregular.go).
+	// World is the problem's world (world.go; nil: synth.Generate's),
+	// which reads the fields above as its documentation says.
+	World World
+	// MissingRate, LengthSpread, Alignment ("start" or "end"),
+	// Mechanism ("mcar" or "mnar") and FullWindows make synth.Generate's
+	// world irregular (synth.Irregular) when any is set
+	// (suite_irregular.go).
 	MissingRate, LengthSpread float64
 	Alignment, Mechanism      string
-	// FullWindows is synth.Irregular's; Padding "zeros" presents the
-	// problem padded with zeros to a model that masks all-zero timesteps
-	// (suite_irregular.go), "nan" or empty as generated.
-	FullWindows bool
-	Padding     string
+	FullWindows               bool
 }
 
 // Setting is one experimental setting of a suite: the problem synthesised
@@ -85,6 +70,9 @@ type Setting struct {
 	// with equal keys analyse the same problems (testsize-* share one
 	// problem per model across instance counts).
 	problemKey string
+	// view presents the problem to the setting's methods (nil: as
+	// generated; world.go).
+	view view
 }
 
 // Key returns the setting's parameters as "k=v/k=v" ("" when none).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -31,55 +30,66 @@ var correlatedRhos = []string{"0", "0.5", "0.9", "0.99"}
 // baselines that run TIME's machinery (PERM) or impute marginally (SAGE-m).
 var correlatedMethods = []string{"TIME", "TIME-n", "PERM", "PERM-f", "SAGE-m"}
 
-func correlatedSettings(quick bool, _ string) ([]Setting, error) {
-	var out []Setting
-	for _, rho := range correlatedRhos {
-		r, err := strconv.ParseFloat(rho, 64)
-		if err != nil {
-			return nil, err
+// correlatedAxes are the suite's axes: the world's ρ and black box, the
+// truth scored against and TIME's parameter conditional.
+var correlatedAxes = []axis{
+	worldAxis("rho", correlatedRhos, func(w *correlatedWorld, v string) (err error) { w.Rho, err = strconv.ParseFloat(v, 64); return err }),
+	worldAxis("box", []string{"A", "spread"}, func(w *correlatedWorld, v string) error {
+		if v != "A" && v != "spread" {
+			return fmt.Errorf("want A or spread")
 		}
-		for _, box := range []string{"A", "spread"} {
-			for _, truth := range []string{"model", "data"} {
-				for _, cond := range []string{"false", "true"} {
-					s := Setting{
-						Params: []record.Param{{Key: "rho", Value: rho}, {Key: "box", Value: box},
-							{Key: "truth", Value: truth}, {Key: "conditional", Value: cond}},
-						Problem: ProblemSpec{World: "correlated", Rho: r, Spread: box == "spread", Truth: truth},
-						Method:  []record.Param{{Key: "conditional", Value: cond}},
-						Quick:   quick,
-					}
-					s.problemKey = "rho=" + rho + "/box=" + box
-					out = append(out, s)
-				}
-			}
+		w.Spread = v == "spread"
+		return nil
+	}),
+	viewAxis("truth", []string{"model", "data"}, func(v string) (view, error) {
+		switch v {
+		case "model":
+			return nil, nil
+		case "data":
+			return dataTruth{}, nil
 		}
-	}
-	return out, nil
+		return nil, fmt.Errorf("experiments: unknown truth %q (want model or data)", v)
+	}),
+	methodAxis("conditional", "conditional", "false", "true"),
 }
 
-// correlatedProblem draws the correlated world of spec, with the truth the
-// spec names as Truth and the data-centric one as DataTruth.
-func correlatedProblem(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
-	p, err := synth.Correlated(synth.CorrelatedConfig{Instances: spec.Instances, Timesteps: spec.Timesteps, Rho: spec.Rho, Spread: spec.Spread}, seed)
+func correlatedSettings(quick bool, _ string) ([]Setting, error) {
+	return sweep(Setting{Problem: ProblemSpec{World: correlatedWorld{}}, Quick: quick}, correlatedAxes)
+}
+
+// correlatedWorld is synth.Correlated's world, with correlation Rho and
+// the spreading black box when Spread (the spec's Instances and Timesteps,
+// zero for its defaults; its other fields are ignored).
+type correlatedWorld struct {
+	Rho    float64
+	Spread bool
+}
+
+func (correlatedWorld) Name() string { return "correlated" }
+
+// Generate draws the correlated world of spec, with the model-centric truth
+// as Truth and the data-centric one as dataTruth.
+func (w correlatedWorld) Generate(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+	p, err := synth.Correlated(synth.CorrelatedConfig{Instances: spec.Instances, Timesteps: spec.Timesteps, Rho: w.Rho, Spread: w.Spread}, seed)
 	if err != nil {
 		return nil, err
 	}
 	return &Problem{Data: p.Data, Model: p.Model, Truth: TruthOf(p.ModelTruth), dataTruth: TruthOf(p.DataTruth)}, nil
 }
 
-// truthFor returns prob with the truth that spec scores against: the
-// data-centric one for Truth "data", else prob itself.
-func truthFor(prob *Problem, spec ProblemSpec) (*Problem, error) {
-	switch spec.Truth {
-	case "", "model":
-		return prob, nil
-	case "data":
-		if prob.dataTruth == nil {
-			return nil, fmt.Errorf("experiments: problem has no data-centric truth")
-		}
-		q := *prob
-		q.Truth = prob.dataTruth
-		return &q, nil
+// dataTruth is the view that scores a problem against its data-centric
+// truth (setting truth=data).
+type dataTruth struct{}
+
+func (dataTruth) apply(prob *Problem) (*Problem, error) {
+	if prob.dataTruth == nil {
+		return nil, fmt.Errorf("experiments: problem has no data-centric truth")
 	}
-	return nil, fmt.Errorf("experiments: unknown truth %q (want model or data)", spec.Truth)
+	q := *prob
+	q.Truth = prob.dataTruth
+	return &q, nil
+}
+
+func (dataTruth) unsaved() string {
+	return "scores against a data-centric truth that has no saved form"
 }

@@ -58,64 +58,52 @@ var irregularSuite = &Suite{
 // that masks every all-zero timestep, as a masking layer with mask value 0
 // does, then reads the observed values).
 func irregularSettings(quick bool, _ string) ([]Setting, error) {
-	var out []Setting
-	add := func(rate, spread, align, full, padding string) error {
-		st := Setting{
-			Params: []record.Param{{Key: "missing-rate", Value: rate}, {Key: "length-spread", Value: spread},
-				{Key: "alignment", Value: align}, {Key: "full-windows", Value: full}, {Key: "padding", Value: padding}},
-			Problem:  table1Problem,
-			Quick:    quick,
-			Refusals: true,
-		}
-		if quick {
-			// LIME's cost is per explained instance: at quick scale it
-			// explains the first 200, as in the table1 suite's quick
-			// scale, so that the suite runs in about a minute.
-			st.MethodDefaults = []record.Param{{Key: "instances-explained", Value: strconv.Itoa(quickTableInstances)}}
-		}
-		for _, p := range st.Params[:3] {
-			if err := applyParam(&st, p); err != nil {
-				return err
-			}
-		}
-		st.Problem.Mechanism = "mcar"
-		st.Problem.FullWindows = full == "true"
-		st.Problem.Padding = padding
-		// Both paddings analyse the same problems.
-		st.problemKey = paramKey(st.Params[:4])
-		out = append(out, st)
-		return nil
+	base := Setting{Problem: table1Problem, Quick: quick, Refusals: true}
+	base.Problem.Mechanism = "mcar"
+	if quick {
+		// LIME's cost is per explained instance: at quick scale it
+		// explains the first 200, as in the table1 suite's quick
+		// scale, so that the suite runs in about a minute.
+		base.MethodDefaults = []record.Param{{Key: "instances-explained", Value: strconv.Itoa(quickTableInstances)}}
 	}
-	for _, rate := range irregularRates {
-		for _, spread := range irregularSpreads {
-			for _, align := range irregularAlignments {
-				if err := add(rate, spread, align, "false", "nan"); err != nil {
-					return nil, err
-				}
-			}
-		}
+	ss, err := sweep(base, irregularAxes(irregularRates, irregularSpreads, "false", "nan"))
+	if err != nil {
+		return nil, err
 	}
-	for _, align := range irregularAlignments {
-		for _, padding := range []string{"nan", "zeros"} {
-			if err := add("0", "2", align, "true", padding); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+	// Both paddings analyse the same problems.
+	pad, err := sweep(base, irregularAxes([]string{"0"}, []string{"2"}, "true", "nan", "zeros"))
+	return append(ss, pad...), err
 }
 
-// padded returns prob as the setting's padding presents it: itself for
-// "nan" (or none), and for "zeros" its data with every missing cell
-// written as 0 and the model zeroMask, scored against prob's truth.
-func padded(prob *Problem, spec ProblemSpec) (*Problem, error) {
-	switch spec.Padding {
-	case "", "nan":
-		return prob, nil
-	case "zeros":
-	default:
-		return nil, fmt.Errorf("experiments: unknown padding %q (want nan or zeros)", spec.Padding)
+// irregularAxes are the suite's axes: the irregular world's missing rate,
+// length spread, alignment and full windows (the grid's axes of
+// synth.Generate's world, and synth.Irregular's FullWindows), and the
+// padding (a view).
+func irregularAxes(rates, spreads []string, full string, paddings ...string) []axis {
+	return []axis{
+		paramAxis("missing-rate", rates...), paramAxis("length-spread", spreads...), paramAxis("alignment", irregularAlignments...),
+		{name: "full-windows", values: []string{full}, problem: true, set: func(s *Setting, v string) (err error) {
+			s.Problem.FullWindows, err = strconv.ParseBool(v)
+			return err
+		}},
+		viewAxis("padding", paddings, func(v string) (view, error) {
+			switch v {
+			case "nan":
+				return nil, nil
+			case "zeros":
+				return zeroPadding{}, nil
+			}
+			return nil, fmt.Errorf("experiments: unknown padding %q (want nan or zeros)", v)
+		}),
 	}
+}
+
+// zeroPadding is the view that presents a problem padded with zeros: its
+// data with every missing cell written as 0 and the model zeroMask, scored
+// against the problem's truth (setting padding=zeros).
+type zeroPadding struct{}
+
+func (zeroPadding) apply(prob *Problem) (*Problem, error) {
 	d := *prob.Data
 	d.X = prob.Data.X.Clone()
 	for k, v := range d.X.Data {
@@ -127,6 +115,8 @@ func padded(prob *Problem, spec ProblemSpec) (*Problem, error) {
 	q.Data, q.Model = &d, zeroMask{prob.Model}
 	return &q, nil
 }
+
+func (zeroPadding) unsaved() string { return "pads with zeros for a model that has no saved form" }
 
 // zeroMask is the model a user pads with zeros for: every timestep whose
 // features are all 0 is masked (read as missing, NaN) before the model

@@ -129,7 +129,7 @@ func TestZeroPadding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := padded(prob, spec)
+		z, err := s.view.apply(prob)
 		if err != nil {
 			t.Fatal(err)
 		}

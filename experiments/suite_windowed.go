@@ -34,13 +34,24 @@ var windowsMethods = []string{"TIME", "PERM", "OCC"}
 // windowsProblem is the suite's problem shape: 600 regression instances of
 // 4 features (2 relevant) over 24 timesteps, target noise SD 1 (the shape
 // of TestWindowsWorld).
-var windowsProblem = ProblemSpec{World: "windows", Instances: 600, Features: 4, Timesteps: 24, FractionRelevant: 0.5, Task: tempora.Regression, Noise: "1"}
+var windowsProblem = ProblemSpec{World: windowsWorld{}, Instances: 600, Features: 4, Timesteps: 24, FractionRelevant: 0.5, Task: tempora.Regression, Noise: "1"}
 
 var (
-	windowsTrue   = []int{1, 2, 3}
+	windowsTrue   = []string{"1", "2", "3"}
 	windowsScales = []string{"0", "0.05"}
 	windowsTIME   = []string{"1", "3"}
 )
+
+// windowsAxes are the suite's axes: the world's true windows and noise
+// weights, and TIME's parameter windows.
+var windowsAxes = []axis{
+	worldAxis("true-windows", windowsTrue, func(w *windowsWorld, v string) (err error) { w.Windows, err = strconv.Atoi(v); return err }),
+	worldAxis("noise-weights", windowsScales, func(w *windowsWorld, v string) (err error) {
+		w.NoiseScale, err = strconv.ParseFloat(v, 64)
+		return err
+	}),
+	methodAxis("time-windows", "windows", windowsTIME...),
+}
 
 var windowsSuite = &Suite{
 	Name: "windows", Doc: "several windows per feature: TIME with one window and with up to three on features read over 1–3 disjoint windows (600×4×24, 2 relevant, regression), with and without small noise weights",
@@ -50,45 +61,32 @@ var windowsSuite = &Suite{
 	// 30 to 45 s on two idle cores; paper scale is four
 	// times the models.
 	Time: "about 4 min (estimated)", QuickTime: "about 45 s",
-	settings: windowsSettings,
+	settings: func(quick bool, _ string) ([]Setting, error) {
+		return sweep(Setting{Problem: windowsProblem, Quick: quick}, windowsAxes)
+	},
 }
 
-func windowsSettings(quick bool, _ string) ([]Setting, error) {
-	var out []Setting
-	for _, k := range windowsTrue {
-		for _, scale := range windowsScales {
-			s, err := strconv.ParseFloat(scale, 64)
-			if err != nil {
-				return nil, err
-			}
-			for _, tw := range windowsTIME {
-				p := windowsProblem
-				p.Windows, p.NoiseScale = k, s
-				st := Setting{
-					Params: []record.Param{{Key: "true-windows", Value: strconv.Itoa(k)}, {Key: "noise-weights", Value: scale},
-						{Key: "time-windows", Value: tw}},
-					Problem: p,
-					Method:  []record.Param{{Key: "windows", Value: tw}},
-					Quick:   quick,
-				}
-				st.problemKey = "true-windows=" + strconv.Itoa(k) + "/noise-weights=" + scale
-				out = append(out, st)
-			}
-		}
-	}
-	return out, nil
+// windowsWorld is synth.GenerateWindows's world, with Windows true windows
+// per relevant feature and noise weights of scale NoiseScale (the spec's
+// Instances, Features, Timesteps, FractionRelevant and a numeric Noise as
+// for synth.Generate's world).
+type windowsWorld struct {
+	Windows    int
+	NoiseScale float64
 }
 
-// windowsProblemOf draws the windows world of spec; its truth lists the
-// windows (WindowLists) with their hull as each feature's window.
-func windowsProblemOf(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
+func (windowsWorld) Name() string { return "windows" }
+
+// Generate draws the windows world of spec; its truth lists the windows
+// (WindowLists) with their hull as each feature's window.
+func (w windowsWorld) Generate(_ context.Context, spec ProblemSpec, seed uint64) (*Problem, error) {
 	noise, err := strconv.ParseFloat(spec.Noise, 64)
 	if err != nil {
 		return nil, err
 	}
 	relevant := int(spec.FractionRelevant*float64(spec.Features) + 0.5)
 	p, err := synth.GenerateWindows(synth.WindowsConfig{Instances: spec.Instances, Features: spec.Features, Timesteps: spec.Timesteps,
-		Relevant: relevant, Windows: spec.Windows, NoiseScale: spec.NoiseScale, Noise: noise}, seed)
+		Relevant: relevant, Windows: w.Windows, NoiseScale: w.NoiseScale, Noise: noise}, seed)
 	if err != nil {
 		return nil, err
 	}

@@ -23,8 +23,10 @@ func TestWindowsSuiteTruth(t *testing.T) {
 		t.Fatalf("%d settings, want %d", len(ss), len(windowsTrue)*len(windowsScales)*len(windowsTIME))
 	}
 	spec := ss[2].Problem // true-windows=1, noise-weights=0.05
-	spec.Windows = 2
-	prob, err := windowsProblemOf(context.Background(), spec, 7)
+	w := spec.World.(windowsWorld)
+	w.Windows = 2
+	spec.World = w
+	prob, err := synthesise(context.Background(), spec, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"github.com/tempora-dev/tempora/internal/memlimit"
 )
 
-// chunkValues is the size of a chunk: data that does not fit the
-// Engine's memory budget once per worker is predicted in chunks of whole
-// instances of at most chunkValues values (16 MiB of float64), one model
-// call per chunk, so that a worker holds one chunk instead of a copy of
-// the whole data. Data of at most chunkValues values is always copied
-// whole. A variable so that tests can force chunking.
-var chunkValues = 1 << 21
+// chunkValues is the size of a chunk (memlimit.ChunkValues): data that
+// does not fit the Engine's memory budget once per worker is predicted in
+// chunks of whole instances of at most chunkValues values, one model call
+// per chunk, so that a worker holds one chunk instead of a copy of the
+// whole data (memlimit.ChunkRows, the one rule of working copies). A
+// variable so that tests can force chunking.
+var chunkValues = memlimit.ChunkValues
 
 // workspace is one worker's private state: a copy of the data (or of one
 // chunk of instances) and the buffers of a draw.
@@ -54,24 +54,10 @@ func (ws *workspace) clean(src *tempora.Tensor) {
 func (e *Engine) chunkRows() int { return chunkRows(e.data.X, e.workers, e.budget) }
 
 // chunkRows returns the instances per model call of a draw of data x with
-// the given workers and budget (0: defaultBudget).
+// the given workers and budget (0 or less: memlimit.CopyBudget, a quarter
+// of the process's memory limit), by memlimit.ChunkRows.
 func chunkRows(x *tempora.Tensor, workers int, budget int64) int {
-	if budget <= 0 {
-		budget = defaultBudget()
-	}
-	vals := x.M * x.D * x.L
-	if vals <= chunkValues || float64(vals)*8*float64(workers) <= float64(budget) {
-		return x.M
-	}
-	return max(1, chunkValues/(x.D*x.L))
-}
-
-// defaultBudget returns the default bytes the workers' copies of the data
-// may use: a quarter of the process's memory limit (internal/memlimit:
-// GOMEMLIMIT, or 3/4 of the control group's or the machine's memory).
-func defaultBudget() int64 {
-	l, _ := memlimit.Default()
-	return l / 4
+	return memlimit.ChunkRows(x.M, x.D*x.L, workers, budget, chunkValues)
 }
 
 // SetMemoryBudget sets the bytes the workers' working copies may use

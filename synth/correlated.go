@@ -158,7 +158,10 @@ func Correlated(cfg CorrelatedConfig, seed uint64) (*CorrelatedProblem, error) {
 	for i := range y {
 		y[i] = windowMean(x, i, 0, w) + cfg.Noise*rng.NormFloat64()
 	}
-	model := correlatedModel{w: w, spread: cfg.Spread}
+	model, err := newCorrelatedModel(d, l, w, cfg.Spread)
+	if err != nil {
+		return nil, err
+	}
 	p := &CorrelatedProblem{
 		Config: cfg, Seed: seed,
 		Data:  &tempora.Dataset{X: x, Y: y, Task: tempora.Regression, FeatureNames: names},
@@ -206,23 +209,29 @@ func windowMean(x *tempora.Tensor, i, j int, w tempora.Window) float64 {
 	return s / float64(w.Len())
 }
 
-// correlatedModel is the black box of the correlated world.
-type correlatedModel struct {
-	w      tempora.Window
-	spread bool
-}
+// correlatedModel is the black box of the correlated world, an additive
+// Model (newCorrelatedModel) of which only Predict is exposed: the Model's
+// per-instance truth (Model.InstanceTruth) is model-centric, and the
+// world records its truth in two senses.
+type correlatedModel struct{ m *Model }
 
 // Predict writes S(A), or ½·S(A) + ½·S(B) when spread.
-func (c correlatedModel) Predict(dst []float64, x *tempora.Tensor) error {
-	if x.M != len(dst) || x.D < 2 || x.L <= c.w.End {
-		return fmt.Errorf("synth: correlated model needs ≥ 2 features and %d timesteps for %d predictions, got %d×%d×%d", c.w.End+1, len(dst), x.M, x.D, x.L)
+func (c correlatedModel) Predict(dst []float64, x *tempora.Tensor) error { return c.m.Predict(dst, x) }
+
+// newCorrelatedModel returns the black box of the correlated world with d
+// features over l timesteps: the regression Model with the terms 1·S(A),
+// or ½·S(A) + ½·S(B) when spread, S the Average over w (standardised with
+// mean 0 and SD 1, so unchanged), and every other feature's term zero.
+func newCorrelatedModel(d, l int, w tempora.Window, spread bool) (correlatedModel, error) {
+	feats := make([]FeatureFunction, d)
+	for j := range feats {
+		feats[j] = FeatureFunction{Window: w, Aggregator: Average, SD: 1}
 	}
-	for i := range dst {
-		if c.spread {
-			dst[i] = 0.5*windowMean(x, i, 0, c.w) + 0.5*windowMean(x, i, 1, c.w)
-		} else {
-			dst[i] = windowMean(x, i, 0, c.w)
-		}
+	feats[0].Coefficient, feats[0].Relevant = 1, true
+	if spread {
+		feats[0].Coefficient = 0.5
+		feats[1].Coefficient, feats[1].Relevant = 0.5, true
 	}
-	return nil
+	m, err := NewModel(tempora.Regression, d, l, 0, 0, feats)
+	return correlatedModel{m}, err
 }
