@@ -181,13 +181,20 @@ func (s *sequence) next() int {
 			c = st.MinDraws - s.issued
 			break
 		}
-		// The draws at which the interval would shrink to the distance
-		// between |score| and the threshold, at most doubling.
-		c = s.issued
+		// One draw at a time at first (most probes settle within a few
+		// draws, and a draw past the stopping point is wasted), then
+		// growing by half, or the draws at which the interval would
+		// shrink to the distance between |score| and the threshold when
+		// fewer.
+		if s.issued < probeSingle {
+			c = 1
+			break
+		}
+		c = max(1, s.issued/2)
 		if gap := math.Abs(math.Abs(s.mean) - st.Threshold); gap > 0 && s.used > 1 {
 			sd := math.Sqrt(s.m2 / float64(s.used-1))
 			need := math.Ceil(math.Pow(tQuantile(st.Z, s.used-1)*sd/gap, 2))
-			if need < float64(2*s.issued) {
+			if need < float64(s.issued+c) {
 				c = max(1, int(need)-s.issued)
 			}
 		}
@@ -234,16 +241,44 @@ func (s *sequence) add(m float64) {
 	case st.Hits > 0:
 		s.stopped = s.hits >= st.Hits
 	case st.Probe && s.used >= st.MinDraws:
-		half := 0.0
-		if s.used > 1 {
-			half = tQuantile(st.Z, s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
-		}
-		lo, hi := s.mean-half, s.mean+half
-		inside := lo >= -st.Threshold && hi <= st.Threshold
-		outside := lo > st.Threshold || hi < -st.Threshold
-		s.stopped = inside || outside
+		s.stopped = s.settled(st.Z) || s.futile()
 	}
 	s.done = s.stopped
+}
+
+// settled reports whether the interval Score ± t·SE, with the coverage of
+// ±z standard errors (t the Student-t quantile with used − 1 degrees of
+// freedom), lies within [−θ, θ] or entirely outside it: the comparison of
+// |Score| with the threshold θ is then settled.
+func (s *sequence) settled(z float64) bool {
+	half := 0.0
+	if s.used > 1 {
+		half = tQuantile(z, s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
+	}
+	lo, hi, thr := s.mean-half, s.mean+half, s.stop.Threshold
+	return (lo >= -thr && hi <= thr) || lo > thr || hi < -thr
+}
+
+// futile reports whether a probe, after at least probeFutileMin draws, is
+// very unlikely to settle by its cap (docs/decisions.md, decision 23): the
+// interval it would have at the cap, t_{N−1}·s/√N about the score, would
+// still contain the nearer of ±θ even if the score moved probeFutileZ
+// standard deviations of its remaining change, s·√(1/k − 1/N), away from
+// it. The probe then ends unsure, as it would at its cap.
+func (s *sequence) futile() bool {
+	k, n := s.used, s.max
+	if k < probeFutileMin || k >= n {
+		return false
+	}
+	sd := math.Sqrt(s.m2 / float64(k-1))
+	if sd == 0 {
+		return false
+	}
+	thr := s.stop.Threshold
+	dist := min(math.Abs(s.mean-thr), math.Abs(s.mean+thr))
+	halfCap := tQuantile(s.stop.Z, n-1) * sd / math.Sqrt(float64(n))
+	move := probeFutileZ * sd * math.Sqrt(1/float64(k)-1/float64(n))
+	return dist+move < halfCap
 }
 
 // result summarises the draws used.
@@ -278,6 +313,16 @@ const tieTol = 1e-10
 // maxBatch is the largest number of draws of one test evaluated in one
 // batch. It bounds the memory of Run independently of Permutations.
 const maxBatch = 256
+
+// Probe scheduling (docs/decisions.md, decision 23): a probe takes its
+// first probeSingle draws one at a time; it may stop as futile after
+// probeFutileMin draws, when the score would have to move probeFutileZ
+// standard deviations of its remaining change to settle by the cap.
+const (
+	probeSingle    = 8
+	probeFutileMin = 10
+	probeFutileZ   = 2.0
+)
 
 // Stop is a sequential stopping rule. The zero value never stops a test
 // early. At most one of Hits and Probe may be set.

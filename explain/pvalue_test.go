@@ -65,9 +65,15 @@ func TestSequenceTable(t *testing.T) {
 		{name: "probe, worse losses settle outside", stop: Stop{Probe: true, Threshold: 0.5}, max: 50, draws: repeat('w', 50), p: math.NaN(), used: 2, evaluated: 2, stopped: true},
 		{name: "probe, MinDraws", stop: Stop{Probe: true, Threshold: 0.5, MinDraws: 5}, max: 50, draws: repeat('0', 50), p: math.NaN(), used: 5, evaluated: 5, stopped: true},
 		// Scores 0.5 and 1.5 around the threshold 1: the mean is 1 ± 0.5/k,
-		// always inside its interval, so the probe runs to its cap in
-		// batches of 2 (MinDraws), 2, 4 and 8 (doubling: the gap is 0).
-		{name: "probe, straddling the threshold: runs to the cap", stop: Stop{Probe: true, Threshold: 1}, max: 16, draws: repeat2("ab", 8), p: math.NaN(), used: 16, evaluated: 16},
+		// always inside its interval. Below probeFutileMin draws the probe
+		// runs to its cap, one draw at a time after MinDraws.
+		{name: "probe, straddling the threshold: runs to a cap of 8", stop: Stop{Probe: true, Threshold: 1}, max: 8, draws: repeat2("ab", 4), p: math.NaN(), used: 8, evaluated: 8},
+		// With a cap of 16 it is futile at draw 10 (the mean is the
+		// threshold, so even a move of 2 SD of its remaining change
+		// leaves the threshold inside the interval at the cap); draws
+		// 11 and 12 were issued in the batch of issued/2 = 4 after the
+		// first 8.
+		{name: "probe, straddling the threshold: futile", stop: Stop{Probe: true, Threshold: 1}, max: 16, draws: repeat2("ab", 8), p: math.NaN(), used: 10, evaluated: 12, stopped: true},
 	} {
 		means := make([]float64, len(tc.draws))
 		for k, c := range []rune(tc.draws) {
