@@ -142,6 +142,9 @@ type sequence struct {
 // validated), cap max (N ≥ 0) and, if exact, an enumeration, against the
 // baseline mean loss base.
 func newSequence(stop Stop, max int, exact bool, base float64) sequence {
+	if stop.Looks > 1 && stop.LookZ == 0 {
+		stop.LookZ = DefaultLookZ
+	}
 	if stop.Probe {
 		if stop.MinDraws == 0 {
 			stop.MinDraws = DefaultProbeMinDraws
@@ -176,6 +179,9 @@ func (s *sequence) next() int {
 		// by a quarter, so that a test runs at most a quarter past the
 		// batch at which it settles.
 		c = max(anytimeMinBatch, s.issued/4)
+	case st.Looks > 1:
+		// Up to the next look.
+		c = s.nextLook() - s.issued
 	case st.Probe:
 		if s.issued < st.MinDraws {
 			c = st.MinDraws - s.issued
@@ -242,6 +248,8 @@ func (s *sequence) add(m float64) {
 		s.stopped = s.hits >= st.Hits
 	case st.Probe && s.used >= st.MinDraws:
 		s.stopped = s.settled(st.Z) || s.futile()
+	case st.Looks > 1 && s.atLook():
+		s.stopped = s.crossed()
 	}
 	s.done = s.stopped
 }
@@ -281,6 +289,63 @@ func (s *sequence) futile() bool {
 	return dist+move < halfCap
 }
 
+// nextLook returns the draws at the next look of a test with Looks = K > 1
+// and cap N: the smallest ⌈j·N/K⌉, j = 1, …, K, above the draws used.
+func (s *sequence) nextLook() int {
+	k := s.stop.Looks
+	for j := 1; j < k; j++ {
+		if at := (j*s.max + k - 1) / k; at > s.used {
+			return at
+		}
+	}
+	return s.max
+}
+
+// atLook reports whether the draws used are at an interim look.
+func (s *sequence) atLook() bool {
+	k := s.stop.Looks
+	for j := 1; j < k; j++ {
+		if (j*s.max+k-1)/k == s.used {
+			return true
+		}
+	}
+	return false
+}
+
+// crossed reports whether a test with Looks, at a look, has crossed its
+// boundary (LookBoundary): its interval lies entirely at or below the
+// threshold, or entirely above it.
+func (s *sequence) crossed() bool {
+	if s.used < 2 {
+		return false
+	}
+	half := tQuantile(LookBoundary(s.stop, s.max, s.used), s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
+	return s.mean+half <= s.stop.Threshold || s.mean-half > s.stop.Threshold
+}
+
+// LookBoundary returns the boundary, in standard errors, of a test with
+// Looks = K > 1 (Stop.Looks) and cap n after draws draws: c·√(K/j) at
+// look j (the first whose ⌈j·n/K⌉ is at least draws; K at the cap), c =
+// LookZ (O'Brien and Fleming's shape). For Looks ≤ 1 it returns Z, or
+// DefaultProbeZ when Z is 0.
+func LookBoundary(s Stop, n, draws int) float64 {
+	if s.Looks <= 1 {
+		if s.Z == 0 {
+			return DefaultProbeZ
+		}
+		return s.Z
+	}
+	c := s.LookZ
+	if c == 0 {
+		c = DefaultLookZ
+	}
+	j := 1
+	for j < s.Looks && (j*n+s.Looks-1)/s.Looks < draws {
+		j++
+	}
+	return c * math.Sqrt(float64(s.Looks)/float64(j))
+}
+
 // result summarises the draws used.
 func (s *sequence) result() TestResult {
 	res := TestResult{Draws: s.used, Evaluated: s.issued, Max: s.max, Stopped: s.stopped, PValue: 1}
@@ -294,7 +359,7 @@ func (s *sequence) result() TestResult {
 		res.SE = math.Sqrt(s.m2 / float64(s.used-1) / float64(s.used))
 	}
 	switch {
-	case s.stop.Probe:
+	case s.stop.Probe, s.stop.Looks > 1:
 		res.PValue = math.NaN()
 	case s.stop.Anytime && !s.exact:
 		res.PValue = s.upper()
@@ -358,6 +423,17 @@ type Stop struct {
 	// Z is the half-width of the probe's interval in standard errors; 0
 	// means DefaultProbeZ.
 	Z float64
+	// Looks, when above 1, selects a score-only one-sided test with a
+	// group-sequential boundary: the test compares its score with
+	// Threshold at Looks = K equally spaced looks, after ⌈j·N/K⌉ draws
+	// (j = 1, …, K; N the cap), and stops at look j once the interval
+	// Score ± t·SE with the coverage of ±c·√(K/j) standard errors
+	// (LookBoundary; c = LookZ) lies entirely at or below Threshold or
+	// entirely above it. Its PValue is NaN. TIME's gap and trim checks use
+	// it (docs/decisions.md, decision 23).
+	Looks int
+	// LookZ is c of Looks, in standard errors; 0 means DefaultLookZ.
+	LookZ float64
 	// Anytime selects the anytime-valid p-value and the family stopping
 	// rule (docs/decisions.md, decision 16): the test's p-value is
 	// 1/max_{k≤Draws} M_k, M the mixture likelihood ratio of anytimeLogM,
@@ -381,6 +457,14 @@ const (
 	// DefaultProbeZ sets the coverage of a probe's interval to that of ±2
 	// standard errors of a normal mean, 95.45%.
 	DefaultProbeZ = 2.0
+	// DefaultLooks and DefaultLookZ are the looks and the boundary
+	// constant of TIME's gap and trim checks (Stop.Looks): O'Brien and
+	// Fleming's boundary 3.53, 2.50 and 2.04 SE at 1/3, 2/3 and all of
+	// the draws, whose one-sided error for a normal mean at the
+	// threshold is that of a single look at 2 SE, 1 − Φ(2) = 2.28%
+	// (2.277% by 4·10⁶ simulated Brownian paths, SE 0.008%).
+	DefaultLooks = 3
+	DefaultLookZ = 2.04
 )
 
 // validate returns an error, to follow the name of the test, for an
@@ -397,6 +481,14 @@ func (s Stop) validate() error {
 		return fmt.Errorf("has probe minimum %d draws, need at least 0", s.MinDraws)
 	case !(s.Z >= 0 && !math.IsInf(s.Z, 1)):
 		return fmt.Errorf("has probe z %v, need a finite value ≥ 0", s.Z)
+	case s.Looks < 0:
+		return fmt.Errorf("has %d looks, need at least 0", s.Looks)
+	case s.Looks > 1 && (s.Hits > 0 || s.Probe || s.Anytime):
+		return fmt.Errorf("sets looks with a hit count, a probe or the anytime rule")
+	case s.Looks > 1 && !(s.Threshold >= 0 && !math.IsInf(s.Threshold, 1)):
+		return fmt.Errorf("has threshold %v, need a finite value ≥ 0", s.Threshold)
+	case !(s.LookZ >= 0 && !math.IsInf(s.LookZ, 1)):
+		return fmt.Errorf("has look z %v, need a finite value ≥ 0", s.LookZ)
 	case s.Anytime && (s.Hits > 0 || s.Probe):
 		return fmt.Errorf("sets the anytime rule with a hit count or a probe rule")
 	case s.Anytime && !(s.Alpha > 0 && s.Alpha < 1):

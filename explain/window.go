@@ -350,6 +350,16 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 		}
 		return Stop{}
 	}
+	// check is the stopping rule of a gap or trim check: under the
+	// one-sided rule with early stops, O'Brien and Fleming's boundary at
+	// three looks (Stop.Looks), whose error at the threshold is that of
+	// one look at ±2 SE; otherwise one look, at the cap.
+	check := func(thr float64) Stop {
+		if probe && rule == OneSided {
+			return Stop{Looks: DefaultLooks, Threshold: thr}
+		}
+		return Stop{}
+	}
 	interval := func(r TestResult) (score, half float64) {
 		if r.Draws > 1 {
 			half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
@@ -429,7 +439,7 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 			// The verifying probe runs to its cap: one look at its
 			// interval, not one per draw, whose repeated chances to fall
 			// below the threshold would inflate false gaps several-fold.
-			tests = append(tests, n.test(key("gap", g), g, across, perms, Stop{}))
+			tests = append(tests, n.test(key("gap", g), g, across, perms, check(thr[i])))
 		}
 		// The trims: the runs from each end, unless one covers the window.
 		if sure(w.Start) {
@@ -475,6 +485,9 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 	}
 	for k, c := range cands {
 		score, half := interval(res[k])
+		if st := tests[k].Stop; st.Looks > 1 && res[k].Draws > 1 {
+			half = tQuantile(LookBoundary(st, res[k].Max, res[k].Draws), res[k].Draws-1) * res[k].SE
+		}
 		if score+half > thr[c.node] {
 			continue
 		}
