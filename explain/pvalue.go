@@ -83,7 +83,7 @@ import (
 // inequality; the test never stops by itself, but Engine.Run settles the
 // tests of each family between batches (settle), stopping a test once its
 // BH decision at level α is that of BH on the p-values at the caps. Its
-// batches start at 4 draws and grow by a quarter.
+// first batch is 4 draws, later ones 2 growing by an eighth.
 //
 // Probes (Stop{Probe: true, Threshold: θ}): a score-only rule for TIME's
 // window search, which only asks whether |Score| ≤ θ. After each draw k ≥
@@ -174,11 +174,16 @@ func (s *sequence) next() int {
 		}
 		c = min(max(est, need), max(s.issued, need))
 	case st.Anytime:
-		// The family decides between batches: small batches at first (a
-		// test whose every draw ties settles after a few), then growing
-		// by a quarter, so that a test runs at most a quarter past the
-		// batch at which it settles.
-		c = max(anytimeMinBatch, s.issued/4)
+		// The family decides between batches: a first batch of
+		// anytimeMinBatch (a test whose every draw ties settles after
+		// it), then batches of 2 growing by an eighth, so that a test
+		// runs at most an eighth (or 2 draws) past the point at which
+		// it settles. The decisions do not depend on the batches (they
+		// are those at the caps, see settle); only the draws do.
+		c = max(2, s.issued/8)
+		if s.issued == 0 {
+			c = anytimeMinBatch
+		}
 	case st.Looks > 1:
 		// Up to the next look.
 		c = s.nextLook() - s.issued
