@@ -94,8 +94,21 @@ import (
 // t_ν(q) the q-quantile of Student's t law with ν degrees of freedom and Φ
 // the standard normal CDF (for Z = 2, the coverage of ±2 SE of a normal
 // mean, 95.45%); the probe stops once [Score − w_k, Score + w_k] lies
-// within [−θ, θ] or entirely outside it (above θ or below −θ). A probe's
-// p-value is NaN: a rule that looks at the score gives no valid p-value.
+// within [−θ, θ] or entirely outside it (above θ or below −θ). It also
+// stops, unsettled, once it is futile (after k ≥ probeFutileMin = 10
+// draws, with N the cap): when dist + 2·s_k·√(1/k − 1/N) < t_{N−1}(Φ(Z))·
+// s_k/√N, dist the distance from Score to the nearer of ±θ, the interval
+// at the cap would still straddle the threshold after a move of 2 SD of
+// the score's remaining change; it then ends unsure, as at its cap
+// (docs/decisions.md, decision 23). A probe's p-value is NaN: a rule that
+// looks at the score gives no valid p-value.
+//
+// Group-sequential checks (Stop{Looks: K, Threshold: θ}; TIME's gap and
+// trim checks): the test looks at its score after ⌈j·N/K⌉ draws, j = 1,
+// …, K, and stops at look j once the interval Score ± t·SE with the
+// coverage of ±c·√(K/j) SE (O'Brien and Fleming's shape, c = LookZ) lies
+// entirely at or below θ or entirely above it. K = 3, c = 2.04 has the
+// one-sided error at the threshold of a single look at ±2 SE.
 //
 // Batches (next): the engine evaluates draws in batches, and each test
 // asks for as many next draws as its rule may need, computed from its own
@@ -106,10 +119,13 @@ import (
 // ⌈(h − H)·I/H⌉ (the draws the missing hits need at the observed hit
 // rate) if H > 0, else e = max(I, h − H): at least the missing hits, and
 // at most doubling the draws so far. A probe asks for MinDraws − I draws
-// until it has MinDraws, then doubles (c = I), unless the draws at which
-// w_k would shrink to the gap g = ||Score| − θ|, ⌈(t·s/g)²⌉, are fewer
-// than 2I, in which case it asks for the difference (at least 1). Draws
-// evaluated past the stopping point count in Evaluated but are never used.
+// until it has MinDraws, then for 1 draw at a time until it has
+// probeSingle = 8 (most probes settle within a few draws), then for
+// c = ⌊I/2⌋, unless the draws at which w_k would shrink to the gap
+// g = ||Score| − θ|, ⌈(t·s/g)²⌉, are fewer than I + c, in which case it
+// asks for the difference (at least 1). A group-sequential check asks for
+// the draws up to its next look. Draws evaluated past the stopping point
+// count in Evaluated but are never used.
 //
 // Caps (chosen by TIME, see TIME.Permutations): a family of m tests at FDR
 // level α gets N = MinPermutations(m, α) = ⌈m/α⌉ − 1, the smallest cap
