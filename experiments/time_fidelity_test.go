@@ -265,12 +265,13 @@ func TestTIMEFidelityTable1(t *testing.T) {
 	}
 	// The family stopping rule governs the p-value tests; the window
 	// search's probes (the outer search and, with several windows, the gap
-	// probes) stop by the probe rules of decision 23 in both modes, and the
-	// window-ordering tests by Besag and Clifford's (docs/decisions.md,
-	// decision 18), so the probes' savings lower both runs. The target of
-	// issue 22 is checked on the draws the rule governs; the whole run's
-	// ratio is logged beside it, with its SE over the problems (decision 16
-	// quotes it, and the ratio against the run before decision 23).
+	// probes) stop by the probe rules of docs/decisions.md, decision 23, in
+	// both modes, and the window-ordering tests by Besag and Clifford's
+	// (docs/decisions.md, decision 18), so the probes' savings lower both
+	// runs. The target of issue 22 is checked on the draws the rule
+	// governs; the whole run's ratio is logged beside it, with its SE over
+	// the problems (docs/decisions.md, decision 16, quotes it with the
+	// ratio against the run before the probe rules).
 	governed := func(m *mode) (n int64) {
 		for _, r := range m.runs {
 			for _, c := range r.ex.Accounting.Draws {
