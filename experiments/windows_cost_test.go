@@ -50,10 +50,11 @@ func searchDraws(a tempora.Accounting) int64 {
 // model calls of TIME with one. The split adds one single-timestep
 // probe per timestep of each window (most stop after a few draws; the
 // ends are skipped where the window search's probes already settle them),
-// one full probe per candidate gap or trim, one probe per piece when there
-// are several, and one window test and ordering test per extra window:
-// measured 1.449 (5 problems, about 480 calls per explanation with one
-// window).
+// one check per candidate gap or trim (three looks, docs/decisions.md,
+// decision 23), one
+// probe per piece when there are several, and one window test and
+// ordering test per extra window: measured 1.402 (5 problems, about 457
+// calls per explanation with one window).
 func TestWindowsCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10 Table-1 explanations")

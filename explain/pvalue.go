@@ -83,7 +83,7 @@ import (
 // inequality; the test never stops by itself, but Engine.Run settles the
 // tests of each family between batches (settle), stopping a test once its
 // BH decision at level α is that of BH on the p-values at the caps. Its
-// batches start at 4 draws and grow by a quarter.
+// first batch is 4 draws, later ones 2 growing by an eighth.
 //
 // Probes (Stop{Probe: true, Threshold: θ}): a score-only rule for TIME's
 // window search, which only asks whether |Score| ≤ θ. After each draw k ≥
@@ -94,8 +94,21 @@ import (
 // t_ν(q) the q-quantile of Student's t law with ν degrees of freedom and Φ
 // the standard normal CDF (for Z = 2, the coverage of ±2 SE of a normal
 // mean, 95.45%); the probe stops once [Score − w_k, Score + w_k] lies
-// within [−θ, θ] or entirely outside it (above θ or below −θ). A probe's
-// p-value is NaN: a rule that looks at the score gives no valid p-value.
+// within [−θ, θ] or entirely outside it (above θ or below −θ). It also
+// stops, unsettled, once it is futile (after k ≥ probeFutileMin = 10
+// draws, with N the cap): when dist + 2·s_k·√(1/k − 1/N) < t_{N−1}(Φ(Z))·
+// s_k/√N, dist the distance from Score to the nearer of ±θ, the interval
+// at the cap would still straddle the threshold after a move of 2 SD of
+// the score's remaining change; it then ends unsure, as at its cap
+// (docs/decisions.md, decision 23). A probe's p-value is NaN: a rule that
+// looks at the score gives no valid p-value.
+//
+// Group-sequential checks (Stop{Looks: K, Threshold: θ}; TIME's gap and
+// trim checks): the test looks at its score after ⌈j·N/K⌉ draws, j = 1,
+// …, K, and stops at look j once the interval Score ± t·SE with the
+// coverage of ±c·√(K/j) SE (O'Brien and Fleming's shape, c = LookZ) lies
+// entirely at or below θ or entirely above it. K = 3, c = 2.04 has the
+// one-sided error at the threshold of a single look at ±2 SE.
 //
 // Batches (next): the engine evaluates draws in batches, and each test
 // asks for as many next draws as its rule may need, computed from its own
@@ -106,10 +119,13 @@ import (
 // ⌈(h − H)·I/H⌉ (the draws the missing hits need at the observed hit
 // rate) if H > 0, else e = max(I, h − H): at least the missing hits, and
 // at most doubling the draws so far. A probe asks for MinDraws − I draws
-// until it has MinDraws, then doubles (c = I), unless the draws at which
-// w_k would shrink to the gap g = ||Score| − θ|, ⌈(t·s/g)²⌉, are fewer
-// than 2I, in which case it asks for the difference (at least 1). Draws
-// evaluated past the stopping point count in Evaluated but are never used.
+// until it has MinDraws, then for 1 draw at a time until it has
+// probeSingle = 8 (most probes settle within a few draws), then for
+// c = ⌊I/2⌋, unless the draws at which w_k would shrink to the gap
+// g = ||Score| − θ|, ⌈(t·s/g)²⌉, are fewer than I + c, in which case it
+// asks for the difference (at least 1). A group-sequential check asks for
+// the draws up to its next look. Draws evaluated past the stopping point
+// count in Evaluated but are never used.
 //
 // Caps (chosen by TIME, see TIME.Permutations): a family of m tests at FDR
 // level α gets N = MinPermutations(m, α) = ⌈m/α⌉ − 1, the smallest cap
@@ -142,6 +158,9 @@ type sequence struct {
 // validated), cap max (N ≥ 0) and, if exact, an enumeration, against the
 // baseline mean loss base.
 func newSequence(stop Stop, max int, exact bool, base float64) sequence {
+	if stop.Looks > 1 && stop.LookZ == 0 {
+		stop.LookZ = DefaultLookZ
+	}
 	if stop.Probe {
 		if stop.MinDraws == 0 {
 			stop.MinDraws = DefaultProbeMinDraws
@@ -171,23 +190,38 @@ func (s *sequence) next() int {
 		}
 		c = min(max(est, need), max(s.issued, need))
 	case st.Anytime:
-		// The family decides between batches: small batches at first (a
-		// test whose every draw ties settles after a few), then growing
-		// by a quarter, so that a test runs at most a quarter past the
-		// batch at which it settles.
-		c = max(anytimeMinBatch, s.issued/4)
+		// The family decides between batches: a first batch of
+		// anytimeMinBatch (a test whose every draw ties settles after
+		// it), then batches of 2 growing by an eighth, so that a test
+		// runs at most an eighth (or 2 draws) past the point at which
+		// it settles. The decisions do not depend on the batches (they
+		// are those at the caps, see settle); only the draws do.
+		c = max(2, s.issued/8)
+		if s.issued == 0 {
+			c = anytimeMinBatch
+		}
+	case st.Looks > 1:
+		// Up to the next look.
+		c = s.nextLook() - s.issued
 	case st.Probe:
 		if s.issued < st.MinDraws {
 			c = st.MinDraws - s.issued
 			break
 		}
-		// The draws at which the interval would shrink to the distance
-		// between |score| and the threshold, at most doubling.
-		c = s.issued
+		// One draw at a time at first (most probes settle within a few
+		// draws, and a draw past the stopping point is wasted), then
+		// growing by half, or the draws at which the interval would
+		// shrink to the distance between |score| and the threshold when
+		// fewer.
+		if s.issued < probeSingle {
+			c = 1
+			break
+		}
+		c = max(1, s.issued/2)
 		if gap := math.Abs(math.Abs(s.mean) - st.Threshold); gap > 0 && s.used > 1 {
 			sd := math.Sqrt(s.m2 / float64(s.used-1))
 			need := math.Ceil(math.Pow(tQuantile(st.Z, s.used-1)*sd/gap, 2))
-			if need < float64(2*s.issued) {
+			if need < float64(s.issued+c) {
 				c = max(1, int(need)-s.issued)
 			}
 		}
@@ -234,16 +268,103 @@ func (s *sequence) add(m float64) {
 	case st.Hits > 0:
 		s.stopped = s.hits >= st.Hits
 	case st.Probe && s.used >= st.MinDraws:
-		half := 0.0
-		if s.used > 1 {
-			half = tQuantile(st.Z, s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
-		}
-		lo, hi := s.mean-half, s.mean+half
-		inside := lo >= -st.Threshold && hi <= st.Threshold
-		outside := lo > st.Threshold || hi < -st.Threshold
-		s.stopped = inside || outside
+		s.stopped = s.settled(st.Z) || s.futile()
+	case st.Looks > 1 && s.atLook():
+		s.stopped = s.crossed()
 	}
 	s.done = s.stopped
+}
+
+// settled reports whether the interval Score ± t·SE, with the coverage of
+// ±z standard errors (t the Student-t quantile with used − 1 degrees of
+// freedom), lies within [−θ, θ] or entirely outside it: the comparison of
+// |Score| with the threshold θ is then settled.
+func (s *sequence) settled(z float64) bool {
+	half := 0.0
+	if s.used > 1 {
+		half = tQuantile(z, s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
+	}
+	lo, hi, thr := s.mean-half, s.mean+half, s.stop.Threshold
+	return (lo >= -thr && hi <= thr) || lo > thr || hi < -thr
+}
+
+// futile reports whether a probe, after at least probeFutileMin draws, is
+// very unlikely to settle by its cap (docs/decisions.md, decision 23): the
+// interval it would have at the cap, t_{N−1}·s/√N about the score, would
+// still contain the nearer of ±θ even if the score moved probeFutileZ
+// standard deviations of its remaining change, s·√(1/k − 1/N), away from
+// it. The probe then ends unsure, as it would at its cap.
+func (s *sequence) futile() bool {
+	k, n := s.used, s.max
+	if k < probeFutileMin || k >= n {
+		return false
+	}
+	sd := math.Sqrt(s.m2 / float64(k-1))
+	if sd == 0 {
+		return false
+	}
+	thr := s.stop.Threshold
+	dist := min(math.Abs(s.mean-thr), math.Abs(s.mean+thr))
+	halfCap := tQuantile(s.stop.Z, n-1) * sd / math.Sqrt(float64(n))
+	move := probeFutileZ * sd * math.Sqrt(1/float64(k)-1/float64(n))
+	return dist+move < halfCap
+}
+
+// nextLook returns the draws at the next look of a test with Looks = K > 1
+// and cap N: the smallest ⌈j·N/K⌉, j = 1, …, K, above the draws used.
+func (s *sequence) nextLook() int {
+	k := s.stop.Looks
+	for j := 1; j < k; j++ {
+		if at := (j*s.max + k - 1) / k; at > s.used {
+			return at
+		}
+	}
+	return s.max
+}
+
+// atLook reports whether the draws used are at an interim look.
+func (s *sequence) atLook() bool {
+	k := s.stop.Looks
+	for j := 1; j < k; j++ {
+		if (j*s.max+k-1)/k == s.used {
+			return true
+		}
+	}
+	return false
+}
+
+// crossed reports whether a test with Looks, at a look, has crossed its
+// boundary (LookBoundary): its interval lies entirely at or below the
+// threshold, or entirely above it.
+func (s *sequence) crossed() bool {
+	if s.used < 2 {
+		return false
+	}
+	half := tQuantile(LookBoundary(s.stop, s.max, s.used), s.used-1) * math.Sqrt(s.m2/float64(s.used-1)/float64(s.used))
+	return s.mean+half <= s.stop.Threshold || s.mean-half > s.stop.Threshold
+}
+
+// LookBoundary returns the boundary, in standard errors, of a test with
+// Looks = K > 1 (Stop.Looks) and cap n after draws draws: c·√(K/j) at
+// look j (the first whose ⌈j·n/K⌉ is at least draws; K at the cap), c =
+// LookZ (O'Brien and Fleming's shape). For Looks ≤ 1 it returns Z, or
+// DefaultProbeZ when Z is 0.
+func LookBoundary(s Stop, n, draws int) float64 {
+	if s.Looks <= 1 {
+		if s.Z == 0 {
+			return DefaultProbeZ
+		}
+		return s.Z
+	}
+	c := s.LookZ
+	if c == 0 {
+		c = DefaultLookZ
+	}
+	j := 1
+	for j < s.Looks && (j*n+s.Looks-1)/s.Looks < draws {
+		j++
+	}
+	return c * math.Sqrt(float64(s.Looks)/float64(j))
 }
 
 // result summarises the draws used.
@@ -259,7 +380,7 @@ func (s *sequence) result() TestResult {
 		res.SE = math.Sqrt(s.m2 / float64(s.used-1) / float64(s.used))
 	}
 	switch {
-	case s.stop.Probe:
+	case s.stop.Probe, s.stop.Looks > 1:
 		res.PValue = math.NaN()
 	case s.stop.Anytime && !s.exact:
 		res.PValue = s.upper()
@@ -278,6 +399,16 @@ const tieTol = 1e-10
 // maxBatch is the largest number of draws of one test evaluated in one
 // batch. It bounds the memory of Run independently of Permutations.
 const maxBatch = 256
+
+// Probe scheduling (docs/decisions.md, decision 23): a probe takes its
+// first probeSingle draws one at a time; it may stop as futile after
+// probeFutileMin draws, when the score would have to move probeFutileZ
+// standard deviations of its remaining change to settle by the cap.
+const (
+	probeSingle    = 8
+	probeFutileMin = 10
+	probeFutileZ   = 2.0
+)
 
 // Stop is a sequential stopping rule. The zero value never stops a test
 // early. At most one of Hits and Probe may be set.
@@ -313,6 +444,17 @@ type Stop struct {
 	// Z is the half-width of the probe's interval in standard errors; 0
 	// means DefaultProbeZ.
 	Z float64
+	// Looks, when above 1, selects a score-only one-sided test with a
+	// group-sequential boundary: the test compares its score with
+	// Threshold at Looks = K equally spaced looks, after ⌈j·N/K⌉ draws
+	// (j = 1, …, K; N the cap), and stops at look j once the interval
+	// Score ± t·SE with the coverage of ±c·√(K/j) standard errors
+	// (LookBoundary; c = LookZ) lies entirely at or below Threshold or
+	// entirely above it. Its PValue is NaN. TIME's gap and trim checks use
+	// it (docs/decisions.md, decision 23).
+	Looks int
+	// LookZ is c of Looks, in standard errors; 0 means DefaultLookZ.
+	LookZ float64
 	// Anytime selects the anytime-valid p-value and the family stopping
 	// rule (docs/decisions.md, decision 16): the test's p-value is
 	// 1/max_{k≤Draws} M_k, M the mixture likelihood ratio of anytimeLogM,
@@ -336,6 +478,14 @@ const (
 	// DefaultProbeZ sets the coverage of a probe's interval to that of ±2
 	// standard errors of a normal mean, 95.45%.
 	DefaultProbeZ = 2.0
+	// DefaultLooks and DefaultLookZ are the looks and the boundary
+	// constant of TIME's gap and trim checks (Stop.Looks): O'Brien and
+	// Fleming's boundary 3.53, 2.50 and 2.04 SE at 1/3, 2/3 and all of
+	// the draws, whose one-sided error for a normal mean at the
+	// threshold is that of a single look at 2 SE, 1 − Φ(2) = 2.28%
+	// (2.277% by 4·10⁶ simulated Brownian paths, SE 0.008%).
+	DefaultLooks = 3
+	DefaultLookZ = 2.04
 )
 
 // validate returns an error, to follow the name of the test, for an
@@ -352,6 +502,14 @@ func (s Stop) validate() error {
 		return fmt.Errorf("has probe minimum %d draws, need at least 0", s.MinDraws)
 	case !(s.Z >= 0 && !math.IsInf(s.Z, 1)):
 		return fmt.Errorf("has probe z %v, need a finite value ≥ 0", s.Z)
+	case s.Looks < 0:
+		return fmt.Errorf("has %d looks, need at least 0", s.Looks)
+	case s.Looks > 1 && (s.Hits > 0 || s.Probe || s.Anytime):
+		return fmt.Errorf("sets looks with a hit count, a probe or the anytime rule")
+	case s.Looks > 1 && !(s.Threshold >= 0 && !math.IsInf(s.Threshold, 1)):
+		return fmt.Errorf("has threshold %v, need a finite value ≥ 0", s.Threshold)
+	case !(s.LookZ >= 0 && !math.IsInf(s.LookZ, 1)):
+		return fmt.Errorf("has look z %v, need a finite value ≥ 0", s.LookZ)
 	case s.Anytime && (s.Hits > 0 || s.Probe):
 		return fmt.Errorf("sets the anytime rule with a hit count or a probe rule")
 	case s.Anytime && !(s.Alpha > 0 && s.Alpha < 1):

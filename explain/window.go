@@ -300,10 +300,15 @@ const (
 //     regions to leave out (an unsure timestep stays in): the runs of
 //     a < t < b are the candidate gaps, and the run from a (from b) a
 //     candidate trim of that end, unless it covers the window. Each is
-//     probed as a whole (key "gap/s-e", always perms draws: one look) and
-//     left out only if it is surely unimportant: the upper end of its
-//     interval, Score + t·SE, is at most θ·|overall| (TestGapCalibration:
-//     1.5% false splits at the null boundary, nominal at most 2.3%). Of
+//     probed as a whole (key "gap/s-e") and left out only if it is surely
+//     unimportant: the upper end of its interval, Score + t·SE, is at
+//     most θ·|overall|. Under the one-sided rule with early stops the
+//     check looks at its interval three times, at O'Brien and Fleming's
+//     boundary (Stop.Looks: ±3.53, ±2.50 and ±2.04 SE after a third, two
+//     thirds and all of its perms draws), whose error at the threshold is
+//     that of one look at ±2 SE; otherwise it makes one look, at its cap
+//     (TestGapCalibration: 1.75% false splits at the null boundary,
+//     nominal at most 2.3%; docs/decisions.md, decision 23). Of
 //     the gaps kept, the longest maxWindows − 1 split the window (the
 //     earlier on ties); kept trims are always applied.
 //  3. When this leaves several pieces, each is probed as a whole (key
@@ -347,6 +352,16 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 	stop := func(thr float64) Stop {
 		if probe {
 			return Stop{Probe: true, Threshold: thr}
+		}
+		return Stop{}
+	}
+	// check is the stopping rule of a gap or trim check: under the
+	// one-sided rule with early stops, O'Brien and Fleming's boundary at
+	// three looks (Stop.Looks), whose error at the threshold is that of
+	// one look at ±2 SE; otherwise one look, at the cap.
+	check := func(thr float64) Stop {
+		if probe && rule == OneSided {
+			return Stop{Looks: DefaultLooks, Threshold: thr}
 		}
 		return Stop{}
 	}
@@ -426,10 +441,11 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 		sure := func(t int) bool { return status[i][t-w.Start] == surelyUnimportant }
 		add := func(g tempora.Window) {
 			cands = append(cands, cand{i, g})
-			// The verifying probe runs to its cap: one look at its
-			// interval, not one per draw, whose repeated chances to fall
-			// below the threshold would inflate false gaps several-fold.
-			tests = append(tests, n.test(key("gap", g), g, across, perms, Stop{}))
+			// The verifying probe looks at its interval at three
+			// boundaries whose joint error is that of one look, not
+			// once per draw, whose repeated chances to fall below the
+			// threshold would inflate false gaps several-fold.
+			tests = append(tests, n.test(key("gap", g), g, across, perms, check(thr[i])))
 		}
 		// The trims: the runs from each end, unless one covers the window.
 		if sure(w.Start) {
@@ -475,6 +491,9 @@ func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []locat
 	}
 	for k, c := range cands {
 		score, half := interval(res[k])
+		if st := tests[k].Stop; st.Looks > 1 && res[k].Draws > 1 {
+			half = tQuantile(LookBoundary(st, res[k].Max, res[k].Draws), res[k].Draws-1) * res[k].SE
+		}
 		if score+half > thr[c.node] {
 			continue
 		}

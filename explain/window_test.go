@@ -301,9 +301,11 @@ func TestSeveralWindows(t *testing.T) {
 // noise) and a uniform permutation π of the instances, the expected score
 // of permuting a block whose contribution is a_i is 2·var(a) + 2·cov(r, a)
 // (population moments over the instances), so both sides are quadratics in
-// c. A gap at 8 is kept only when the upper end of its probe's interval,
-// Score + t·SE (coverage ±2 SE, one-sided 97.7%), is at most the threshold,
-// so the false-split rate at the boundary should be at most about 2.3%
+// c. A gap at 8 is kept only when the upper end of its check's interval,
+// Score + t·SE, is at most the threshold at one of its three looks, at
+// O'Brien and Fleming's boundary whose joint one-sided error is that of
+// one look at ±2 SE (2.3%; docs/decisions.md, decision 23), so the
+// false-split rate at the boundary should be at most about 2.3%
 // (less, since a gap is verified only where every single-timestep probe
 // was already surely unimportant); the threshold itself is estimated (from the overall test's draws), which the
 // probe's interval does not see. Over 400 trials the test requires a rate
