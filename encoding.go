@@ -232,7 +232,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	a := j.Accounting
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,
-		Runtime: time.Duration(a.RuntimeSeconds * float64(time.Second)), Incomplete: a.Incomplete,
+		Runtime: time.Duration(math.Round(a.RuntimeSeconds * float64(time.Second))), Incomplete: a.Incomplete,
 	}
 	for _, c := range a.Draws {
 		e.Accounting.Draws = append(e.Accounting.Draws, DrawCount(c))

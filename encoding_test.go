@@ -296,3 +296,25 @@ func TestExplanationJSONWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeRoundTrip: an explanation's runtime survives JSON exactly, so
+// that re-encoding a decoded record gives the same bytes (tempora rehash
+// used to find records "changed" whose runtime lost a nanosecond to
+// truncation: 0.1234567 s is 123456699.99… ns as a float).
+func TestRuntimeRoundTrip(t *testing.T) {
+	e := NewExplanation("X", &Dataset{X: NewTensor(1, 1, 1), Y: []float64{0}})
+	for ns := int64(1); ns < 1e13; ns = ns*7 + 12345 {
+		e.Accounting.Runtime = time.Duration(ns)
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Explanation
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Accounting.Runtime != e.Accounting.Runtime {
+			t.Fatalf("runtime %v came back as %v", e.Accounting.Runtime, back.Accounting.Runtime)
+		}
+	}
+}

@@ -117,6 +117,9 @@ func Rehash(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if r.Format == Format && verify(r, b) == nil {
+		return false, nil // the file's own bytes match its checksum
+	}
 	old := r.Checksum
 	oldFormat := r.Format
 	r.Format = Format
