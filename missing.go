@@ -159,6 +159,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		o.Span[j] = Window{Start: l, End: -1}
 	}
 	nan := make([]int, d) // NaN cells of feature j in instance i
+	firsts, lasts := make([]int, m), make([]int, m)
 	for i := range m {
 		first, last := l, -1
 		clear(nan)
@@ -180,6 +181,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		if last < 0 {
 			return nil, fmt.Errorf("tempora: instance %d has no observed value (every value is NaN)", i)
 		}
+		firsts[i], lasts[i] = first, last
 		sup := Window{Start: 0, End: last}
 		if a == AlignEnd {
 			sup = Window{Start: first, End: l - 1}
@@ -190,6 +192,9 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		for j := range d {
 			o.Missing[j] += nan[j] - pad
 		}
+	}
+	if err := checkAlignment(a, l, firsts, lasts); err != nil {
+		return nil, err
 	}
 	for j, sp := range o.Span {
 		if sp.End < 0 {
@@ -278,4 +283,50 @@ func PermuteObserved(dst, src []float64, order []int) {
 		dst[k] = src[order[q]]
 		q++
 	}
+}
+
+// checkAlignment refuses data whose sequences visibly share the other end
+// of the time axis than the alignment says: every instance observed at the
+// axis's first timestep while at least half end before its last is
+// start-aligned data, and the mirror image is end-aligned. Read with the
+// wrong alignment, the padding would count as missing values inside the
+// sequences and the tests would compare values across lengths
+// (docs/decisions.md, decision 19): a wrong answer without a word. Missing
+// values alone do not trigger it, since every instance would have to be
+// observed at one end while half have nothing at the other. first and
+// last are each instance's first and last observed timesteps.
+func checkAlignment(a Alignment, l int, first, last []int) error {
+	m := len(first)
+	if m < 2 || l < 2 {
+		return nil
+	}
+	atStart, atEnd, endEarly, startLate := 0, 0, 0, 0
+	lo, hi := l, 0 // lengths implied by the other alignment
+	for i := range m {
+		if first[i] == 0 {
+			atStart++
+		}
+		if last[i] == l-1 {
+			atEnd++
+		}
+		if last[i] < l-1 {
+			endEarly++
+		}
+		if first[i] > 0 {
+			startLate++
+		}
+	}
+	switch {
+	case a == AlignEnd && atStart == m && 2*endEarly >= m:
+		for i := range m {
+			lo, hi = min(lo, last[i]+1), max(hi, last[i]+1)
+		}
+		return fmt.Errorf("tempora: alignment end, but the data lines up the sequences' starts: every instance is observed at timestep 0 and %d of %d end before the last timestep (lengths %d to %d); use alignment start, or place each sequence so that timestep %d is its last step (NaN padding at the start)", endEarly, m, lo, hi, l-1)
+	case a == AlignStart && atEnd == m && 2*startLate >= m:
+		for i := range m {
+			lo, hi = min(lo, l-first[i]), max(hi, l-first[i])
+		}
+		return fmt.Errorf("tempora: alignment start (the default), but the data lines up the sequences' ends: every instance is observed at the last timestep and %d of %d start after timestep 0 (lengths %d to %d); use alignment end (the last timestep is each sequence's last step), or place each sequence so that timestep 0 is its first step (NaN padding at the end)", startLate, m, lo, hi)
+	}
+	return nil
 }

@@ -233,3 +233,37 @@ func TestPermuteTimestepsObservedUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveWrongAlignment: data padded at one end read with the other
+// alignment is refused, and gaps alone are not mistaken for padding.
+func TestObserveWrongAlignment(t *testing.T) {
+	nan := math.NaN()
+	// Start-aligned sequences of lengths 4, 2, 3 (1 feature).
+	startPadded := []float64{1, 2, 3, 4, 5, 6, nan, nan, 7, 8, 9, nan}
+	// The same, end-aligned.
+	endPadded := []float64{1, 2, 3, 4, nan, nan, 5, 6, nan, 7, 8, 9}
+	// Gaps only: every sequence has both ends.
+	gappy := []float64{1, nan, 3, 4, 5, 6, nan, 8, 7, nan, nan, 9}
+	for _, tc := range []struct {
+		name string
+		data []float64
+		a    Alignment
+		want string
+	}{
+		{"start-padded read as end", startPadded, AlignEnd, "lines up the sequences' starts"},
+		{"end-padded read as start", endPadded, AlignStart, "lines up the sequences' ends"},
+		{"start-padded read as start", startPadded, AlignStart, ""},
+		{"end-padded read as end", endPadded, AlignEnd, ""},
+		{"gaps read as start", gappy, AlignStart, ""},
+		{"gaps read as end", gappy, AlignEnd, ""},
+	} {
+		x, _ := TensorFrom(3, 1, 4, tc.data)
+		_, err := (&Dataset{X: x, Y: []float64{0, 1, 2}, Alignment: tc.a}).Observe(1)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
