@@ -68,7 +68,7 @@
 // occludes only observed cells; TimeSHAP's players are each instance's
 // observed cells, its recent timesteps the last of its own sequence. A
 // cell that is padding in every instance scores 0. docs/decisions.md,
-// decision 22, gives the reasons.
+// decision 21, gives the reasons.
 //
 // # Determinism and speed
 //

@@ -53,7 +53,7 @@ const limeGramBlock = 64
 // sequences of different lengths) Explain returns method.RequireComplete's
 // error before any model call. Its surrogate regresses on every cell,
 // standardised by the cell's mean and SD, so a missing cell would have to
-// be imputed, which tempora never does (docs/decisions.md, decision 22).
+// be imputed, which tempora never does (docs/decisions.md, decision 21).
 //
 // The unrolled column j·L+t is feature j at timestep t, as in
 // tempora.Tensor.Instance. Instances are explained in parallel, each with

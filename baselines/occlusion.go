@@ -142,7 +142,7 @@ const (
 // windows, as captum attributes. Feature scores follow the benchmark's
 // rule (method.FeatureScores).
 //
-// On data with missing values (docs/decisions.md, decision 22) a window
+// On data with missing values (docs/decisions.md, decision 21) a window
 // replaces only the observed cells of each instance; missing cells and
 // padding stay NaN, as the model sees them. A window's score is the mean
 // |Δ_i| over the instances in which it occluded an observed cell, a cell

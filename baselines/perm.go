@@ -46,7 +46,7 @@ const (
 // tables; PERM-f's explanation then carries a warning.
 //
 // PERM takes data with missing values exactly when and as TIME's engine
-// does (docs/decisions.md, decisions 19 and 22): a cell's permutation
+// does (docs/decisions.md, decisions 19 and 21): a cell's permutation
 // follows TIME's length rule, and a padding cell, which no permutation
 // moves, scores 0.
 //

@@ -92,7 +92,7 @@ func (k Imputer) String() string {
 //
 //	max standard error / max(max value − min value, 1e−12) < Threshold.
 //
-// On data with missing values (NaN; docs/decisions.md, decision 22) a
+// On data with missing values (NaN; docs/decisions.md, decision 21) a
 // held-out cell of row i inside i's sequence takes the imputer's value:
 // the background row's cell with its missingness (a NaN stays NaN), the
 // mean of the cell's observed values, or zero. Row i's padding (its cells

@@ -121,7 +121,7 @@ const timeshapGramBlock = 64
 // remainders; playing every recent cell is the same estimator without
 // that selection.
 //
-// On data with missing values (docs/decisions.md, decision 22) each
+// On data with missing values (docs/decisions.md, decision 21) each
 // instance is explained on its own sequence (tempora.Observation.Support):
 // its recent timesteps are the last of its own sequence, pruning runs over
 // its own length, and each player is the set of its observed cells (a

@@ -30,7 +30,7 @@ var contractParams = map[string]map[string]string{
 	"SAGE-z": {"max-permutations": "512"},
 	"LIME":   {"samples": "200"},
 	// OCC, SAGE, PERM and TimeSHAP take missing values (docs/decisions.md,
-	// decision 22), so explainertest's data holding NaN is refused by the
+	// decision 21), so explainertest's data holding NaN is refused by the
 	// contract's model, which cannot take NaN, when it reaches it: TimeSHAP
 	// must explain the NaN's instance (the middle one) for it to.
 	"TimeSHAP": {"instances-explained": "0"},

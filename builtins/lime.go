@@ -19,7 +19,7 @@ var (
 )
 
 // limeMethod is LIME (baselines.LIME), which refuses data with missing
-// values (docs/decisions.md, decision 22).
+// values (docs/decisions.md, decision 21).
 func limeMethod() method.Method {
 	return method.Method{
 		Name:   "LIME",

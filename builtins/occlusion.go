@@ -26,7 +26,7 @@ func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
 
 // occMethod is OCC, sliding-window occlusion (baselines.Occlusion), which
 // occludes only observed cells of data with missing values
-// (docs/decisions.md, decision 22). It shares TIME's copy-memory
+// (docs/decisions.md, decision 21). It shares TIME's copy-memory
 // parameter, the budget of the workers' working copies.
 func occMethod() method.Method {
 	return method.Method{

@@ -16,7 +16,7 @@ var permAlpha = method.Spec[float64]{Name: "alpha", Doc: "Benjamini–Hochberg l
 
 // permMethod is PERM (baselines.PERM), with TIME's test parameters; it
 // permutes missing values as TIME's across-instance tests do
-// (docs/decisions.md, decision 22).
+// (docs/decisions.md, decision 21).
 func permMethod() method.Method {
 	return method.Method{
 		Name:   "PERM",

@@ -57,7 +57,7 @@ var sageDocs = map[baselines.Imputer]string{
 // sageMethod is SAGE with the given imputer (baselines.SAGE), named by the
 // imputer: SAGE, SAGE-m or SAGE-z. On data with missing values a held-out
 // cell takes the imputer's value and a row's padding stays its own
-// (docs/decisions.md, decision 22).
+// (docs/decisions.md, decision 21).
 func sageMethod(imp baselines.Imputer) method.Method {
 	maxPerms := sageMaxPermutations
 	params := method.Params(maxPerms, sageBudget)

@@ -32,7 +32,7 @@ var (
 
 // timeSHAPMethod is TimeSHAP, KernelSHAP over temporal coalitions
 // (baselines.TimeSHAP); on data with missing values its players are each
-// sequence's observed cells (docs/decisions.md, decision 22).
+// sequence's observed cells (docs/decisions.md, decision 21).
 func timeSHAPMethod() method.Method {
 	return method.Method{
 		Name:   "TimeSHAP",

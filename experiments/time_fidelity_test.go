@@ -265,7 +265,7 @@ func TestTIMEFidelityTable1(t *testing.T) {
 	}
 	// The family stopping rule governs the p-value tests; the window
 	// search's probes (the outer search and, with several windows, the gap
-	// probes) stop by the probe rules of docs/decisions.md, decision 23, in
+	// probes) stop by the probe rules of docs/decisions.md, decision 22, in
 	// both modes, and the window-ordering tests by Besag and Clifford's
 	// (docs/decisions.md, decision 18), so the probes' savings lower both
 	// runs. The target of issue 22 is checked on the draws the rule

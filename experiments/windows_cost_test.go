@@ -51,7 +51,7 @@ func searchDraws(a tempora.Accounting) int64 {
 // probe per timestep of each window (most stop after a few draws; the
 // ends are skipped where the window search's probes already settle them),
 // one check per candidate gap or trim (three looks, docs/decisions.md,
-// decision 23), one
+// decision 22), one
 // probe per piece when there are several, and one window test and
 // ordering test per extra window: measured 1.402 (5 problems, about 457
 // calls per explanation with one window).

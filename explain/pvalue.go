@@ -100,7 +100,7 @@ import (
 // s_k/√N, dist the distance from Score to the nearer of ±θ, the interval
 // at the cap would still straddle the threshold after a move of 2 SD of
 // the score's remaining change; it then ends unsure, as at its cap
-// (docs/decisions.md, decision 23). A probe's p-value is NaN: a rule that
+// (docs/decisions.md, decision 22). A probe's p-value is NaN: a rule that
 // looks at the score gives no valid p-value.
 //
 // Group-sequential checks (Stop{Looks: K, Threshold: θ}; TIME's gap and
@@ -289,7 +289,7 @@ func (s *sequence) settled(z float64) bool {
 }
 
 // futile reports whether a probe, after at least probeFutileMin draws, is
-// very unlikely to settle by its cap (docs/decisions.md, decision 23): the
+// very unlikely to settle by its cap (docs/decisions.md, decision 22): the
 // interval it would have at the cap, t_{N−1}·s/√N about the score, would
 // still contain the nearer of ±θ even if the score moved probeFutileZ
 // standard deviations of its remaining change, s·√(1/k − 1/N), away from
@@ -400,7 +400,7 @@ const tieTol = 1e-10
 // batch. It bounds the memory of Run independently of Permutations.
 const maxBatch = 256
 
-// Probe scheduling (docs/decisions.md, decision 23): a probe takes its
+// Probe scheduling (docs/decisions.md, decision 22): a probe takes its
 // first probeSingle draws one at a time; it may stop as futile after
 // probeFutileMin draws, when the score would have to move probeFutileZ
 // standard deviations of its remaining change to settle by the cap.
@@ -451,7 +451,7 @@ type Stop struct {
 	// Score ± t·SE with the coverage of ±c·√(K/j) standard errors
 	// (LookBoundary; c = LookZ) lies entirely at or below Threshold or
 	// entirely above it. Its PValue is NaN. TIME's gap and trim checks use
-	// it (docs/decisions.md, decision 23).
+	// it (docs/decisions.md, decision 22).
 	Looks int
 	// LookZ is c of Looks, in standard errors; 0 means DefaultLookZ.
 	LookZ float64

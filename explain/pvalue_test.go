@@ -379,7 +379,7 @@ func TestFactorial(t *testing.T) {
 }
 
 // TestLooksError checks the group-sequential check of the gap and trim
-// decisions (Stop.Looks, docs/decisions.md, decision 23) at the threshold:
+// decisions (Stop.Looks, docs/decisions.md, decision 22) at the threshold:
 // with normal draws whose mean is exactly the threshold, the share of
 // checks that end with their interval at or below it (a false gap) must
 // stay near the single look's 1 − Φ(2) = 2.28%. 20,000 trials give a

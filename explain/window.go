@@ -308,7 +308,7 @@ const (
 //     thirds and all of its perms draws), whose error at the threshold is
 //     that of one look at ±2 SE; otherwise it makes one look, at its cap
 //     (TestGapCalibration: 1.75% false splits at the null boundary,
-//     nominal at most 2.3%; docs/decisions.md, decision 23). Of
+//     nominal at most 2.3%; docs/decisions.md, decision 22). Of
 //     the gaps kept, the longest maxWindows − 1 split the window (the
 //     earlier on ties); kept trims are always applied.
 //  3. When this leaves several pieces, each is probed as a whole (key

@@ -304,7 +304,7 @@ func TestSeveralWindows(t *testing.T) {
 // c. A gap at 8 is kept only when the upper end of its check's interval,
 // Score + t·SE, is at most the threshold at one of its three looks, at
 // O'Brien and Fleming's boundary whose joint one-sided error is that of
-// one look at ±2 SE (2.3%; docs/decisions.md, decision 23), so the
+// one look at ±2 SE (2.3%; docs/decisions.md, decision 22), so the
 // false-split rate at the boundary should be at most about 2.3%
 // (less, since a gap is verified only where every single-timestep probe
 // was already surely unimportant); the threshold itself is estimated (from the overall test's draws), which the

@@ -15,7 +15,7 @@ import (
 // data with missing values an *IncompleteError that names the method, says why it
 // cannot take them (why, a clause such as "its linear surrogate needs a
 // value in every cell") and where the first missing value is, and that
-// tempora does not impute them (docs/decisions.md, decision 22).
+// tempora does not impute them (docs/decisions.md, decision 21).
 // minInstances is the smallest M the method can work with.
 func RequireComplete(name string, data *tempora.Dataset, minInstances int, why string) error {
 	err := data.Validate(minInstances)
@@ -29,7 +29,7 @@ func RequireComplete(name string, data *tempora.Dataset, minInstances int, why s
 	if obs.Complete() {
 		return err // not reached: Validate refuses valid data only for a NaN
 	}
-	return &IncompleteError{Method: name, msg: fmt.Sprintf("%s needs complete data, and %s: %s; tempora does not impute (impute or drop the missing values yourself, or choose a method that takes them: docs/decisions.md, decision 22)",
+	return &IncompleteError{Method: name, msg: fmt.Sprintf("%s needs complete data, and %s: %s; tempora does not impute (impute or drop the missing values yourself, or choose a method that takes them: docs/decisions.md, decision 21)",
 		name, describeMissing(data, obs), why)}
 }
 
