@@ -337,33 +337,10 @@ func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempo
 			return err
 		}
 	}
-	cl := &connCall{dst: dst, done: make(chan error, 1)}
-	c.wmu.Lock()
-	if err := c.sticky(); err != nil {
-		c.wmu.Unlock()
-		return err
-	}
-	if c.opts.Timeout > 0 {
-		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
-	}
-	var err error
-	if c.held != x {
-		cl.hold = true
-		c.held, c.sent = x, true
-		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
-	}
-	if err == nil {
+	return c.sendBlocks(dst, x, len(blocks), rows, func() (err error) {
 		c.wbuf, err = writeBlocksHeader(c.conn, c.wbuf, blocks, rows, vals, c.version, offset)
-	}
-	if err != nil {
-		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, len(blocks), rows, connEOF(err)), c.opts.Timeout))
-		c.wmu.Unlock()
 		return err
-	}
-	cl.sent = time.Now()
-	c.pending <- cl
-	c.wmu.Unlock()
-	return <-cl.done
+	})
 }
 
 // holds reports whether the model holds x as its resident data: x was
@@ -445,17 +422,10 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 	return <-cl.done
 }
 
-// callBlocks sends one block request (and the resident data before it if
-// the model does not hold x) and waits for its answer.
-func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
-	rows, vals, _ := checkBlocks(dst, x, blocks)
-	slot := <-c.slots
-	defer func() { c.slots <- slot }()
-	var shared []byte
-	offset := slot * c.slotBytes()
-	if 8*vals <= c.slotBytes() {
-		shared = c.shared[offset : offset+8*vals]
-	}
+// sendBlocks sends one block request of n blocks and rows instances,
+// written by write (preceded by the resident data if the model does not
+// hold x), and waits for its answer.
+func (c *Conn) sendBlocks(dst []float64, x *tempora.Tensor, n, rows int, write func() error) error {
 	cl := &connCall{dst: dst, done: make(chan error, 1)}
 	c.wmu.Lock()
 	if err := c.sticky(); err != nil {
@@ -472,10 +442,10 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
 	}
 	if err == nil {
-		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, c.version, shared, offset)
+		err = write()
 	}
 	if err != nil {
-		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, len(blocks), rows, connEOF(err)), c.opts.Timeout))
+		err = c.fail(c.cause(fmt.Errorf("%w while receiving %d blocks of %d instances: %w", ErrExited, n, rows, connEOF(err)), c.opts.Timeout))
 		c.wmu.Unlock()
 		return err
 	}
@@ -483,6 +453,23 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 	c.pending <- cl
 	c.wmu.Unlock()
 	return <-cl.done
+}
+
+// callBlocks sends one block request (and the resident data before it if
+// the model does not hold x) and waits for its answer.
+func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+	rows, vals, _ := checkBlocks(dst, x, blocks)
+	slot := <-c.slots
+	defer func() { c.slots <- slot }()
+	var shared []byte
+	offset := slot * c.slotBytes()
+	if 8*vals <= c.slotBytes() {
+		shared = c.shared[offset : offset+8*vals]
+	}
+	return c.sendBlocks(dst, x, len(blocks), rows, func() (err error) {
+		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, c.version, shared, offset)
+		return err
+	})
 }
 
 // readAnswers reads the answers, in request order, into the pending calls.
