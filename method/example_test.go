@@ -19,7 +19,9 @@ type Perturb struct {
 }
 
 func (p Perturb) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
-	if err := data.Validate(1); err != nil {
+	// Shifting a missing (NaN) cell has no meaning: refuse incomplete data
+	// with the one refusal.
+	if err := method.RequireComplete("perturb", data, 1, "it shifts every cell"); err != nil {
 		return nil, err
 	}
 	x := data.X

@@ -21,7 +21,9 @@ var Method = method.Method{
 }
 
 func (o Occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
-	if err := data.Validate(1); err != nil {
+	// A method for complete data refuses missing values with the one
+	// refusal, so that benchmarks can tell it from a failure.
+	if err := method.RequireComplete("occlusion", data, 1, "it replaces each cell by its mean over instances"); err != nil {
 		return nil, err
 	}
 	x, loss := data.X, tempora.LossFor(data.Task)
