@@ -94,26 +94,33 @@ func BenchmarkTIME(b *testing.B) {
 // and that cost per perturbed cell (own-ns/cell: a draw perturbs the
 // feature's M × L cells). own-ns/cell stays flat as D and L grow: a draw
 // costs, outside the model, the cells it perturbs plus the losses.
+// drawCostProblem is the problem of the draw-cost benchmarks: Gaussian
+// data and a cheap model, the mean of features 0–4 over timesteps
+// [L/4, L/2−1], whose predictions are the targets.
+func drawCostProblem(m, d, l int) (*tempora.Dataset, tempora.ModelFunc) {
+	x := gaussianData(m, d, l, 1)
+	lo, hi := l/4, l/2-1
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		for i := range dst {
+			var v float64
+			for j := range 5 {
+				for _, s := range x.Window(i, j, lo, hi) {
+					v += s
+				}
+			}
+			dst[i] = v / float64(5*(hi-lo+1))
+		}
+		return nil
+	})
+	y := make([]float64, m)
+	_ = model(y, x)
+	return &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}, model
+}
+
 func BenchmarkDrawCost(b *testing.B) {
 	for _, sh := range []struct{ m, d, l int }{{1000, 10, 20}, {1000, 40, 20}, {6400, 30, 50}, {500, 100, 200}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", sh.m, sh.d, sh.l), func(b *testing.B) {
-			x := gaussianData(sh.m, sh.d, sh.l, 1)
-			lo, hi := sh.l/4, sh.l/2-1
-			model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
-				for i := range dst {
-					var v float64
-					for j := range 5 {
-						for _, s := range x.Window(i, j, lo, hi) {
-							v += s
-						}
-					}
-					dst[i] = v / float64(5*(hi-lo+1))
-				}
-				return nil
-			})
-			y := make([]float64, sh.m)
-			_ = model(y, x)
-			data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
+			data, model := drawCostProblem(sh.m, sh.d, sh.l)
 			const draws = 4
 			tests := make([]explain.Test, sh.d)
 			for j := range tests {
@@ -168,23 +175,7 @@ func BenchmarkDrawCost(b *testing.B) {
 func BenchmarkMaskCost(b *testing.B) {
 	for _, sh := range []struct{ m, d, l int }{{1000, 10, 20}, {6400, 30, 50}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", sh.m, sh.d, sh.l), func(b *testing.B) {
-			x := gaussianData(sh.m, sh.d, sh.l, 1)
-			lo, hi := sh.l/4, sh.l/2-1
-			model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
-				for i := range dst {
-					var v float64
-					for j := range 5 {
-						for _, s := range x.Window(i, j, lo, hi) {
-							v += s
-						}
-					}
-					dst[i] = v / float64(5*(hi-lo+1))
-				}
-				return nil
-			})
-			y := make([]float64, sh.m)
-			_ = model(y, x)
-			data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
+			data, model := drawCostProblem(sh.m, sh.d, sh.l)
 			const draws = 4
 			var tests []explain.Test
 			for j := range sh.d {

@@ -42,26 +42,14 @@ func (t *timedBlocks) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []t
 func BenchmarkResidentDrawCost(b *testing.B) {
 	for _, sh := range []struct{ m, d, l int }{{1000, 10, 20}, {1000, 40, 20}, {6400, 30, 50}, {500, 100, 200}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", sh.m, sh.d, sh.l), func(b *testing.B) {
-			x := gaussianData(sh.m, sh.d, sh.l, 1)
-			lo, hi := sh.l/4, sh.l/2-1
+			data, inner := drawCostProblem(sh.m, sh.d, sh.l)
 			var predicting time.Duration
 			model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 				began := time.Now()
-				for i := range dst {
-					var v float64
-					for j := range 5 {
-						for _, s := range x.Window(i, j, lo, hi) {
-							v += s
-						}
-					}
-					dst[i] = v / float64(5*(hi-lo+1))
-				}
+				err := inner(dst, x)
 				predicting += time.Since(began)
-				return nil
+				return err
 			})
-			y := make([]float64, sh.m)
-			_ = model(y, x)
-			data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
 			const draws = 4
 			tests := make([]explain.Test, sh.d)
 			for j := range tests {
