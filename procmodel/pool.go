@@ -125,12 +125,7 @@ func (p *Pool) Predict(dst []float64, x *tempora.Tensor) error {
 	err := m.Predict(dst, x)
 	p.idle <- m
 	if err != nil {
-		p.mu.Lock()
-		if p.err == nil {
-			p.err = err
-		}
-		err = p.err
-		p.mu.Unlock()
+		err = p.keep(err)
 	}
 	return err
 }
@@ -183,12 +178,7 @@ func (p *Pool) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	}
 	p.idle <- m
 	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
-		p.mu.Lock()
-		if p.err == nil {
-			p.err = err
-		}
-		err = p.err
-		p.mu.Unlock()
+		err = p.keep(err)
 	}
 	return err
 }
@@ -223,14 +213,21 @@ func (p *Pool) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []te
 		return fillErr
 	}
 	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
-		p.mu.Lock()
-		if p.err == nil {
-			p.err = err
-		}
-		err = p.err
-		p.mu.Unlock()
+		err = p.keep(err)
 	}
 	return err
+}
+
+// keep makes err the pool's sticky error unless it has one, and returns
+// the sticky error: after a model failed, every call reports the first
+// failure.
+func (p *Pool) keep(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+	return p.err
 }
 
 func (p *Pool) sticky() error {
