@@ -131,17 +131,7 @@ func (x *Tensor) validateShape() error {
 // so a group of features moves together).
 func PermuteInstances(dst, src *Tensor, feats []int, start, end int, perm []int) {
 	checkBlock(dst, src, feats, start, end)
-	if len(perm) != src.M {
-		panic(fmt.Sprintf("tempora: instance permutation of length %d for %d instances", len(perm), src.M))
-	}
-	w := end - start + 1
-	for i, p := range perm {
-		for _, j := range feats {
-			do := dst.Index(i, j, start)
-			so := src.Index(p, j, start)
-			copy(dst.Data[do:do+w], src.Data[so:so+w])
-		}
-	}
+	permuteInstances(dst.Data, func(i, j, _ int) int { return dst.Index(i, j, start) }, src, feats, start, end, perm)
 }
 
 // PermuteTimesteps sets, for every instance i and every feature j in feats,
@@ -149,15 +139,59 @@ func PermuteInstances(dst, src *Tensor, feats []int, start, end int, perm []int)
 // must be a permutation of 0..end-start, shared by all instances.
 func PermuteTimesteps(dst, src *Tensor, feats []int, start, end int, order []int) {
 	checkBlock(dst, src, feats, start, end)
+	permuteTimesteps(dst.Data, func(i, j, _ int) int { return dst.Index(i, j, start) }, src, feats, start, end, order)
+}
+
+// PermuteInstancesBlock writes into vals the block that PermuteInstances
+// writes into a working copy, in Block's layout (value (i, f, t) at
+// (i·len(feats) + f)·(end−start+1) + t): src[perm[i], feats[f], start+t].
+// A draw for a model that holds the data (BlockModel) is written so,
+// straight from the data, without a working copy. vals must hold
+// M·len(feats)·(end−start+1) values.
+func PermuteInstancesBlock(vals []float64, src *Tensor, feats []int, start, end int, perm []int) {
+	checkBlockValues(vals, src, feats, start, end)
+	w := end - start + 1
+	permuteInstances(vals, func(i, _, f int) int { return (i*len(feats) + f) * w }, src, feats, start, end, perm)
+}
+
+// PermuteTimestepsBlock is PermuteInstancesBlock for PermuteTimesteps:
+// value (i, f, k) of vals is src[i, feats[f], start+order[k]].
+func PermuteTimestepsBlock(vals []float64, src *Tensor, feats []int, start, end int, order []int) {
+	checkBlockValues(vals, src, feats, start, end)
+	w := end - start + 1
+	permuteTimesteps(vals, func(i, _, f int) int { return (i*len(feats) + f) * w }, src, feats, start, end, order)
+}
+
+// permuteInstances is the rule of PermuteInstances and
+// PermuteInstancesBlock: the values of instance perm[i] and feature j =
+// feats[f] over [start, end] go to dst[at(i, j, f):].
+func permuteInstances(dst []float64, at func(i, j, f int) int, src *Tensor, feats []int, start, end int, perm []int) {
+	if len(perm) != src.M {
+		panic(fmt.Sprintf("tempora: instance permutation of length %d for %d instances", len(perm), src.M))
+	}
+	w := end - start + 1
+	for i, p := range perm {
+		for f, j := range feats {
+			do := at(i, j, f)
+			so := src.Index(p, j, start)
+			copy(dst[do:do+w], src.Data[so:so+w])
+		}
+	}
+}
+
+// permuteTimesteps is the rule of PermuteTimesteps and
+// PermuteTimestepsBlock: src[i, j, start+order[k]] goes to dst[at(i, j,
+// f)+k], j = feats[f].
+func permuteTimesteps(dst []float64, at func(i, j, f int) int, src *Tensor, feats []int, start, end int, order []int) {
 	if len(order) != end-start+1 {
 		panic(fmt.Sprintf("tempora: timestep permutation of length %d for a window of %d", len(order), end-start+1))
 	}
 	for i := 0; i < src.M; i++ {
-		for _, j := range feats {
-			do := dst.Index(i, j, start)
-			so := src.Index(i, j, start)
+		for f, j := range feats {
+			d := dst[at(i, j, f):][:len(order)]
+			s := src.Data[src.Index(i, j, start):]
 			for k, o := range order {
-				dst.Data[do+k] = src.Data[so+o]
+				d[k] = s[o]
 			}
 		}
 	}
@@ -180,6 +214,20 @@ func checkBlock(dst, src *Tensor, feats []int, start, end int) {
 	if !dst.SameShape(src) {
 		panic(fmt.Sprintf("tempora: block operation on tensors of shape %d×%d×%d and %d×%d×%d", dst.M, dst.D, dst.L, src.M, src.D, src.L))
 	}
+	checkWindow(src, feats, start, end)
+}
+
+// checkBlockValues checks a block's values for PermuteInstancesBlock and
+// PermuteTimestepsBlock.
+func checkBlockValues(vals []float64, src *Tensor, feats []int, start, end int) {
+	checkWindow(src, feats, start, end)
+	if want := src.M * len(feats) * (end - start + 1); len(vals) != want {
+		panic(fmt.Sprintf("tempora: block of %d values for %d instances × %d features × %d timesteps", len(vals), src.M, len(feats), end-start+1))
+	}
+}
+
+// checkWindow checks a block's features and timesteps against src.
+func checkWindow(src *Tensor, feats []int, start, end int) {
 	if start < 0 || end >= src.L || start > end {
 		panic(fmt.Sprintf("tempora: block window [%d, %d] outside 0..%d", start, end, src.L-1))
 	}

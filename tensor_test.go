@@ -190,12 +190,41 @@ func TestBlockOperations(t *testing.T) {
 				if !slices.Equal(dst.Data, src.Data) {
 					t.Fatal("RestoreBlock after PermuteTimesteps did not restore the data")
 				}
+
+				// The block writers give the perturbed copy's block, in
+				// Block's layout, without a copy.
+				if len(tc.feats) == 0 {
+					continue
+				}
+				vals := make([]float64, m*len(tc.feats)*(tc.end-tc.start+1))
+				PermuteInstancesBlock(vals, src, tc.feats, tc.start, tc.end, perm)
+				if want := blockOf(naivePermuteInstances(src, tc.feats, tc.start, tc.end, perm), tc.feats, tc.start, tc.end); !slices.Equal(vals, want) {
+					t.Fatalf("PermuteInstancesBlock(perm %v) differs from the block of PermuteInstances", perm)
+				}
+				PermuteTimestepsBlock(vals, src, tc.feats, tc.start, tc.end, order)
+				if want := blockOf(naivePermuteTimesteps(src, tc.feats, tc.start, tc.end, order), tc.feats, tc.start, tc.end); !slices.Equal(vals, want) {
+					t.Fatalf("PermuteTimestepsBlock(order %v) differs from the block of PermuteTimesteps", order)
+				}
 			}
 			if !slices.Equal(src.Data, orig.Data) {
 				t.Error("a block operation modified its source")
 			}
 		})
 	}
+}
+
+// blockOf returns x's values of feats over [start, end], in Block's
+// layout, as a Block applied to the data would carry them.
+func blockOf(x *Tensor, feats []int, start, end int) []float64 {
+	var out []float64
+	for i := range x.M {
+		for _, j := range feats {
+			for t := start; t <= end; t++ {
+				out = append(out, x.At(i, j, t))
+			}
+		}
+	}
+	return out
 }
 
 // TestBlockOperationsTouchOnlyTheBlock fills the working copy with a
@@ -251,6 +280,8 @@ func TestBlockOperationsPanicOnMisuse(t *testing.T) {
 		{"short instance permutation", func() { PermuteInstances(dst, src, []int{0}, 0, 1, []int{0, 1}) }, "instance permutation of length 2 for 3 instances"},
 		{"long timestep order", func() { PermuteTimesteps(dst, src, []int{0}, 0, 1, []int{0, 1, 2}) }, "timestep permutation of length 3 for a window of 2"},
 		{"negative dimension", func() { NewTensor(1, -2, 3) }, "negative tensor dimension"},
+		{"short block values", func() { PermuteInstancesBlock(make([]float64, 5), src, []int{0}, 0, 1, []int{0, 1, 2}) }, "block of 5 values for 3 instances × 1 features × 2 timesteps"},
+		{"block feature out of range", func() { PermuteTimestepsBlock(make([]float64, 6), src, []int{2}, 0, 1, []int{1, 0}) }, "block feature 2 outside 0..1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -269,10 +300,13 @@ func TestBlockOperationsDoNotAllocate(t *testing.T) {
 	src := sequential(50, 4, 10)
 	dst := src.Clone()
 	feats, perm, order := []int{0, 2}, NewRand(2, "perm").Perm(50), []int{2, 0, 1}
+	vals := make([]float64, 50*len(feats)*3)
 	allocs := testing.AllocsPerRun(10, func() {
 		PermuteInstances(dst, src, feats, 3, 5, perm)
 		PermuteTimesteps(dst, src, feats, 3, 5, order)
 		RestoreBlock(dst, src, feats, 3, 5)
+		PermuteInstancesBlock(vals, src, feats, 3, 5, perm)
+		PermuteTimestepsBlock(vals, src, feats, 3, 5, order)
 	})
 	if allocs != 0 {
 		t.Errorf("block operations allocate %v times per run, want 0", allocs)

@@ -140,20 +140,7 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 // the block of a previous test first), evaluates the model and returns the
 // mean loss. The block stays perturbed until ws.clean.
 func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
-	perm := ws.perm[:p.n]
-	if p.exact {
-		// Rank 0 is the identity; draw d uses rank d+1.
-		unrank(perm, d+1)
-	} else {
-		for i := range perm {
-			perm[i] = i
-		}
-		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
-		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-	}
-	if p.strata != nil {
-		p.strata.stratify(perm, ws.buf, ws.cnt)
-	}
+	perm := e.permutation(ws, p, d)
 	src := e.data.X
 	if ws.x.M < src.M {
 		return e.drawChunked(ws, p, perm)
@@ -181,6 +168,46 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 		return 0, nil
 	}
 	return e.evaluate(ws, ws.x)
+}
+
+// permutation returns draw d's permutation of test p, in ws.perm: of the
+// instances for an across-instance test, of the window's timesteps for a
+// within-window test. It depends on the run seed, the test's key and d
+// alone, never on the worker.
+func (e *Engine) permutation(ws *workspace, p *plan, d int) []int {
+	perm := ws.perm[:p.n]
+	if p.exact {
+		// Rank 0 is the identity; draw d uses rank d+1.
+		unrank(perm, d+1)
+	} else {
+		for i := range perm {
+			perm[i] = i
+		}
+		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
+		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+	}
+	if p.strata != nil {
+		p.strata.stratify(perm, ws.buf, ws.cnt)
+	}
+	return perm
+}
+
+// drawBlock writes draw d of test p straight into vals, in the layout of
+// a tempora.Block over all instances, when the draw is a plain permutation
+// of complete data (across instances or within the window), and reports
+// whether it did; other draws (missing values, conditional) are drawn on
+// the working copy and gathered from it.
+func (e *Engine) drawBlock(vals []float64, ws *workspace, p *plan, d int) bool {
+	if e.masked || (p.Kind != AcrossInstances && p.Kind != WithinWindow) {
+		return false
+	}
+	perm := e.permutation(ws, p, d)
+	if p.Kind == AcrossInstances {
+		tempora.PermuteInstancesBlock(vals, e.data.X, p.Features, p.Window.Start, p.Window.End, perm)
+	} else {
+		tempora.PermuteTimestepsBlock(vals, e.data.X, p.Features, p.Window.Start, p.Window.End, perm)
+	}
+	return true
 }
 
 // drawChunked evaluates a draw of test p with permutation perm chunk by

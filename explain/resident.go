@@ -195,6 +195,11 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 		defer func() { ws.deferred = false }()
 		for _, it := range items[pk.a:pk.b] {
 			p := runs[it.test].plan
+			size := e.blockValues(p)
+			if e.drawBlock(v[at:at+size], ws, p, it.draw) {
+				at += size
+				continue
+			}
 			if ws.dirty != p {
 				// The working copy is lazy (batchBlocks): give the block the
 				// data's values, which is all a draw reads of it.
