@@ -167,7 +167,10 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		clear(nan)
 		for j := range d {
 			s := x.Series(i, j)
-			if finite.All(s) {
+			// A series padded to a shorter length has NaN at an end:
+			// it goes straight to the loop below, sparing a pass of
+			// finite.All that could only fail.
+			if !Missing(s[0]) && !Missing(s[l-1]) && finite.All(s) {
 				// What the loop below finds for a series observed
 				// everywhere, without its branches per value: on
 				// complete data, the common case, observe is one
