@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/tempora-dev/tempora/internal/finite"
 )
 
 // Missing values. A cell (i, j, t) of a data tensor that was never observed
@@ -165,6 +167,19 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		clear(nan)
 		for j := range d {
 			s := x.Series(i, j)
+			// A series padded to a shorter length has NaN at an end:
+			// it goes straight to the loop below, sparing a pass of
+			// finite.All that could only fail.
+			if !Missing(s[0]) && !Missing(s[l-1]) && finite.All(s) {
+				// What the loop below finds for a series observed
+				// everywhere, without its branches per value: on
+				// complete data, the common case, observe is one
+				// pass of finite.All.
+				first, last = min(first, 0), max(last, l-1)
+				sp := &o.Span[j]
+				sp.Start, sp.End = min(sp.Start, 0), max(sp.End, l-1)
+				continue
+			}
 			for t, v := range s {
 				switch {
 				case v != v:

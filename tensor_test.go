@@ -1,6 +1,7 @@
 package tempora
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -120,6 +121,39 @@ func TestTensorValidate(t *testing.T) {
 				t.Errorf("error %q lacks the package prefix", err)
 			}
 		})
+	}
+}
+
+// TestTensorValidateFirst checks, on a tensor of several of the blocks
+// Validate checks at a time, that the error names the first NaN or
+// infinite value wherever it lies, as the loop over every value did
+// (validateValuesReference).
+func TestTensorValidateFirst(t *testing.T) {
+	validateValuesReference := func(x *Tensor) error {
+		for k, v := range x.Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				i, r := k/(x.D*x.L), k%(x.D*x.L)
+				if math.IsNaN(v) {
+					return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, r/x.L, r%x.L)
+				}
+				return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
+			}
+		}
+		return nil
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, bad := range []map[int]float64{ // offset: value
+		nil, {0: nan}, {1023: inf}, {1024: -inf}, {1025: nan}, {2047: nan, 2048: inf},
+		{1500: inf, 1501: nan}, {1500: nan, 1501: inf}, {4499: -inf}, {0: inf, 4499: nan},
+	} {
+		x := sequential(3, 5, 300) // 4500 values: four blocks and a part
+		for k, v := range bad {
+			x.Data[k] = v
+		}
+		got, want := x.Validate(), validateValuesReference(x)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("error %v, want %v", got, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package dataio
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -158,6 +159,45 @@ func TestReadDataNPY(t *testing.T) {
 		t.Errorf("-Inf: got %v", err)
 	} else {
 		checkOnePrefix(t, err)
+	}
+}
+
+// TestReadDataNPYFirstInf checks, on a tensor of several of the blocks
+// ReadDataNPY checks at a time, that NaN anywhere passes and that the
+// error names the first infinite value wherever it lies: at a block's
+// first or last value, after NaN in its block, before another infinity.
+func TestReadDataNPYFirstInf(t *testing.T) {
+	const m, d, l = 3, 5, 300 // 4500 values: four blocks and a part
+	base := tempora.NewTensor(m, d, l)
+	for k := range base.Data {
+		base.Data[k] = float64(k%11) - 5
+	}
+	for _, k := range []int{0, 17, 1023, 1024, 2047, 3000, 4499} {
+		base.Data[k] = nan
+	}
+	p := filepath.Join(t.TempDir(), "x.npy")
+	if err := WriteTensorNPY(p, base); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := ReadDataNPY(p); err != nil {
+		t.Fatalf("NaN only: %v", err)
+	} else {
+		sameValues(t, "NaN only", x.Data, base.Data)
+	}
+	for _, infs := range [][]int{{0}, {1}, {1023}, {1024}, {1025}, {2046}, {2048}, {4499}, {3001, 1500}, {1024, 1023}, {4000, 4499}} {
+		x := base.Clone()
+		for n, k := range infs {
+			x.Data[k] = math.Inf(1 - 2*(n%2))
+		}
+		first := slices.Min(infs)
+		i, r := first/(d*l), first%(d*l)
+		want := fmt.Sprintf("dataio: %s: value at instance %d, feature %d, timestep %d is %v (a missing value is NaN; infinities are errors)", p, i, r/l, r%l, x.Data[first])
+		if err := WriteTensorNPY(p, x); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadDataNPY(p); err == nil || err.Error() != want {
+			t.Errorf("infinities at %v: error %v, want %q", infs, err, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package npy
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -360,5 +361,122 @@ func TestReadFileAllocatesOnce(t *testing.T) {
 	}
 	if got, err := read(short); err == nil || !strings.Contains(err.Error(), "needs 8388608 bytes of data, the file holds 8388607: file is truncated") || got > 1<<20 {
 		t.Errorf("reading a truncated file: %v after allocating %d bytes", err, got)
+	}
+}
+
+// TestDirectRead checks the path that reads a little-endian float64 array
+// straight into its values (on a little-endian machine): a round trip of
+// arrays spanning several chunks, and not a whole number of them, from a
+// file (one exact allocation) and from memory (growing), with every bit
+// kept (NaN payloads, -0, infinities, subnormals); a payload cut short at
+// and between chunk boundaries; and that the other byte order and other
+// types still decode the same values.
+func TestDirectRead(t *testing.T) {
+	switch runtime.GOARCH {
+	case "amd64", "arm64", "386", "riscv64", "loong64", "wasm":
+		if !hostLittleEndian {
+			t.Fatalf("hostLittleEndian is false on %s", runtime.GOARCH)
+		}
+	}
+	dir := t.TempDir()
+	for _, n := range []int{1, 7, chunkValues - 1, chunkValues, chunkValues + 1, 3*chunkValues + 5} {
+		data := make([]float64, n)
+		for k := range data {
+			data[k] = float64(k)*1.25 - 1e6
+		}
+		special := []uint64{
+			0x7ff8000000000001, // a quiet NaN with a payload
+			0x7ff0000000000001, // a signalling NaN
+			math.Float64bits(math.Copysign(0, -1)),
+			math.Float64bits(math.Inf(1)), math.Float64bits(math.Inf(-1)),
+			1, // the smallest subnormal
+		}
+		for s, bits := range special {
+			data[(s*(n/len(special)+1))%n] = math.Float64frombits(bits)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, []int{n}, data); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "x.npy")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromFile, err := Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%d values from a file: %v", n, err)
+		}
+		fromMemory, err := Read(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatalf("%d values from memory: %v", n, err)
+		}
+		for _, a := range []*Array{fromFile, fromMemory} {
+			if len(a.Data) != n || len(a.Shape) != 1 || a.Shape[0] != n {
+				t.Fatalf("%d values: read shape %v, %d values", n, a.Shape, len(a.Data))
+			}
+			for k := range data {
+				if math.Float64bits(a.Data[k]) != math.Float64bits(data[k]) {
+					t.Fatalf("%d values: value %d has bits %#x, want %#x", n, k, math.Float64bits(a.Data[k]), math.Float64bits(data[k]))
+				}
+			}
+		}
+		// The same values big-endian, and as float32 where they fit
+		// (integers up to 2^24), decode to the same.
+		be := file(1, header(">f8", false, fmt.Sprintf("(%d,)", n)), encode(">f8", data))
+		a, err := Read(bytes.NewReader(be))
+		if err != nil {
+			t.Fatalf("%d values >f8: %v", n, err)
+		}
+		for k := range data {
+			if math.Float64bits(a.Data[k]) != math.Float64bits(data[k]) {
+				t.Fatalf("%d values >f8: value %d has bits %#x, want %#x", n, k, math.Float64bits(a.Data[k]), math.Float64bits(data[k]))
+			}
+		}
+		ints := make([]float64, n)
+		for k := range ints {
+			ints[k] = float64(k%(1<<24) - 1<<23)
+		}
+		for _, descr := range []string{"<f4", ">f4", "<i4", "<i8"} {
+			a, err := Read(bytes.NewReader(file(1, header(descr, false, fmt.Sprintf("(%d,)", n)), encode(descr, ints))))
+			if err != nil {
+				t.Fatalf("%d values %s: %v", n, descr, err)
+			}
+			for k := range ints {
+				if a.Data[k] != ints[k] {
+					t.Fatalf("%d values %s: value %d is %v, want %v", n, descr, k, a.Data[k], ints[k])
+				}
+			}
+		}
+	}
+	// A payload cut short, in memory (found while reading) and in a file
+	// (found from its size before reading).
+	const n = 2*chunkValues + 3
+	whole := file(1, header("<f8", false, fmt.Sprintf("(%d,)", n)), encode("<f8", make([]float64, n)))
+	data := len(whole) - 8*n // where the payload starts
+	for _, cut := range []int{1, 8, 8*chunkValues - 1, 8 * chunkValues, 8*chunkValues + 1, 8*n - 1} {
+		short := whole[:data+cut]
+		want := fmt.Sprintf("npy: reading %d values of <f8: file is truncated", n)
+		if _, err := Read(bytes.NewReader(short)); err == nil || err.Error() != want {
+			t.Errorf("payload cut to %d bytes, from memory: error %v, want %q", cut, err, want)
+		}
+		path := filepath.Join(dir, "short.npy")
+		if err := os.WriteFile(path, short, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Read(f)
+		f.Close()
+		want = fmt.Sprintf("npy: shape [%d] of <f8 needs %d bytes of data, the file holds %d: file is truncated", n, 8*n, cut)
+		if err == nil || err.Error() != want {
+			t.Errorf("payload cut to %d bytes, from a file: error %v, want %q", cut, err, want)
+		}
 	}
 }

@@ -474,12 +474,12 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         except TemporaError as exc:
             renamed = _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                      h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
-            raise _with_instance_id(renamed, data.instances, bool(np.isnan(Xa).any())) from exc.__cause__
+            raise _with_instance_id(renamed, data.instances, data.missing) from exc.__cause__
         finally:
             reporter.close()
             guard.close()
     lengths = missing_rate = observed = None
-    if np.isnan(Xa).any():
+    if data.missing:
         lengths, missing_rate = _input.observation(Xa, data.alignment)
         observed = (~np.isnan(Xa)).mean(axis=0)
     e._describe_data(data.times, lengths, missing_rate, observed)

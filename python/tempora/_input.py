@@ -53,13 +53,19 @@ def _to_numpy(x: Any) -> Any:
 
 class Data:
     """The data of an explanation: X as (instances, features, timesteps),
-    with NaN for missing values, the feature names (None for the program's
-    default names), the instance ids of a DataFrame (None for an array),
-    the layout predict receives its batches in and the alignment."""
+    with NaN for missing values, whether it has any (missing), the feature
+    names (None for the program's default names), the instance ids of a
+    DataFrame (None for an array), the layout predict receives its batches
+    in and the alignment."""
 
-    def __init__(self, X: "npt.NDArray[np.float64]", names: Optional[List[str]], instances: Optional[List[Any]],
-                 layout: str, alignment: str = "start", times: Optional[List[Any]] = None) -> None:
+    def __init__(self, X: "npt.NDArray[np.float64]", missing: bool, names: Optional[List[str]],
+                 instances: Optional[List[Any]], layout: str, alignment: str = "start",
+                 times: Optional[List[Any]] = None) -> None:
         self.X, self.names, self.instances, self.layout = X, names, instances, layout
+        # Whether X holds a NaN, as _observed found it while checking X,
+        # so that nothing scans X for NaN again: on the common X without
+        # any, such a scan costs more than the whole check.
+        self.missing = missing
         self.alignment = alignment
         self.times = times  # a DataFrame's time values, one per timestep (None for an array)
 
@@ -142,12 +148,29 @@ def _finite(X: "npt.NDArray[np.float64]", what: str) -> None:
                          "(a target may not be missing)" % (what, int(bad.sum()), at))
 
 
+def _all_finite(X: "npt.NDArray[np.float64]") -> bool:
+    """Whether X surely holds neither NaN nor an infinity, cheaply: a
+    finite sum proves every value finite, since a NaN or an infinity makes
+    the sum NaN or infinite. It takes one pass over X and no array of its
+    size, where np.isinf and np.isnan take one each and a boolean array
+    each. False is not proof of the contrary: finite values whose sum
+    overflows (beyond 1.8e308) give False too, and send the caller to its
+    exact check."""
+    with np.errstate(over="ignore", invalid="ignore"):  # the overflow just described
+        return bool(np.isfinite(np.add.reduce(X, axis=None)))
+
+
 def _observed(X: "npt.NDArray[np.float64]", instances: Optional[List[Any]], names: Optional[List[str]],
-              where: Any) -> None:
+              where: Any) -> bool:
     """Check data that may have missing values (NaN): no infinity, every
     instance with an observed value, every feature observed somewhere.
     where(k) names the position of flat index k of X in the caller's
-    terms."""
+    terms. Returns whether X has a missing value."""
+    if X.size and _all_finite(X):
+        # Every value observed (the common case, one cheap pass): each
+        # instance and feature has values, so each is observed. An empty
+        # X has none and goes through the checks below, which refuse it.
+        return False
     inf = np.isinf(X)
     if inf.any():
         k = int(np.flatnonzero(inf)[0])
@@ -164,6 +187,7 @@ def _observed(X: "npt.NDArray[np.float64]", instances: Optional[List[Any]], name
         j = int(np.flatnonzero(~by_feature)[0])
         label = repr(names[j]) if names is not None else str(j)
         raise ValueError("X: feature %s is never observed (every value is NaN or masked)" % label)
+    return not seen.all()  # without infinities, an unseen value is NaN
 
 
 def _as_mask(mask: Any, shape: Tuple[int, ...], what: str, xwhat: str) -> "npt.NDArray[np.bool_]":
@@ -265,7 +289,8 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
                              "mask applies to an array or a list of arrays")
         data = _from_dataframe(X, feature_names)
         data.alignment = alignment
-        _check_fits_alignment(data.X, alignment, "the times of X")
+        if data.missing:  # without NaN, every sequence spans the whole axis: nothing to refuse
+            _check_fits_alignment(data.X, alignment, "the times of X")
         return data
     shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
     if _is_sequence_list(X):
@@ -311,10 +336,12 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
                     else "(instances, features, timesteps)", other)
             raise ValueError("feature_names has %d names but X has %d features: with layout=%r X is %s, features "
                              "on axis %d%s" % (len(names), d, layout, shape, 1 if layout == "ndl" else 2, hint))
-    _observed(Xa, None, names, where)
-    if not _is_sequence_list(X):  # a list is placed by alignment itself
+    has_missing = _observed(Xa, None, names, where)
+    # A list is placed by alignment itself; without NaN, every sequence
+    # spans the whole axis and _check_fits_alignment has nothing to refuse.
+    if has_missing and not _is_sequence_list(X):
         _check_fits_alignment(Xa, alignment, "X")
-    return Data(Xa, names, None, layout, alignment)
+    return Data(Xa, has_missing, names, None, layout, alignment)
 
 
 def _from_list_len(X: Sequence[Any], i: int, layout: str) -> int:
@@ -413,8 +440,8 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
         j, t = divmod(r, len(times))
         return "instance %r, %s %r, feature %r" % (instances[i], "time", times[t], names[j])
 
-    _observed(Xa, list(instances), names, where)
-    return Data(Xa, names, list(instances), "ndl", times=list(times))
+    has_missing = _observed(Xa, list(instances), names, where)
+    return Data(Xa, has_missing, names, list(instances), "ndl", times=list(times))
 
 
 def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
