@@ -18,7 +18,9 @@ scikit-learn is used for the permutation importance when it can be
 imported (sklearn.inspection.permutation_importance, on an estimator that
 sees each whole feature as one column of objects), else the NumPy loop
 above; the output says which. --shape M,D,L and --relevant K run other
-sizes (the tests run a tiny one). It is not part of the default tests.
+sizes (the tests run a tiny one); --work-us U adds U µs of busy work per
+instance to the model, to read TIME's time outside the model against a
+model's cost. It is not part of the default tests.
 """
 
 import argparse
@@ -53,11 +55,19 @@ def make_problem(m, d, l, k, seed):
     return X, y, feats, windows, weights
 
 
-def model_of(feats, windows, weights):
+def model_of(feats, windows, weights, work_us=0.0):
+    """The model: the weighted sum of each relevant feature's mean over its
+    window (about 0.2-0.4 µs per instance, the issue's model), plus, with
+    work_us > 0, a busy wait of work_us µs per instance: a stand-in for a
+    model that does real work per instance, so that the share of TIME's
+    time spent outside the model can be read against the model's cost."""
     def predict(batch):
+        end = time.perf_counter() + work_us * 1e-6 * len(batch)
         out = np.zeros(len(batch))
         for j, (s, e), w in zip(feats, windows, weights):
             out += w * batch[:, j, s:e + 1].mean(axis=1)
+        while work_us > 0 and time.perf_counter() < end:
+            pass
         return out
     return predict
 
@@ -152,11 +162,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--numpy", action="store_true", help="the NumPy permutation importance even if sklearn imports")
     ap.add_argument("--json", help="also write the numbers as JSON to this file")
+    ap.add_argument("--work-us", type=float, default=0.0,
+                    help="µs of busy work per instance added to the model (default 0: the issue's model)")
     args = ap.parse_args()
     m, d, l = (int(v) for v in args.shape.split(","))
     X, y, feats, windows, weights = make_problem(m, d, l, args.relevant, args.seed)
-    model = model_of(feats, windows, weights)
-    out = {"shape": [m, d, l], "relevant": feats, "windows": windows}
+    model = model_of(feats, windows, weights, args.work_us)
+    out = {"shape": [m, d, l], "relevant": feats, "windows": windows, "work_us": args.work_us}
 
     # TIME through the package, default settings (the program's methods
     # table is read first, as a session's first explain call would, so
@@ -207,7 +219,8 @@ def main():
     out["ratio_time_to_its_predict"] = wall / max(out["time"]["predict_s"], 1e-12)
 
     ti, pi = out["time"], out["pi"]
-    print("problem: %d x %d x %d, relevant features %s" % (m, d, l, feats))
+    print("problem: %d x %d x %d, relevant features %s%s" % (
+        m, d, l, feats, "; the model works %g µs more per instance" % args.work_us if args.work_us else ""))
     print("TIME:   %7.2f s wall, %6.2f s inside predict (%d calls, %d instances); %d draws, %d model calls; "
           "found %d of %d, %d false, %d exact windows" % (
               ti["wall_s"], ti["predict_s"], ti["predict_calls"], ti["predict_instances"], ti["draws"],
