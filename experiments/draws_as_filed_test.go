@@ -23,7 +23,7 @@ type filedRun struct {
 // over the whole run (every family, the window search's probes and the
 // window orderings included), for the same work: one window per feature,
 // as TIME then reported. The default since issue 23 looks for up to three
-// windows, whose gap and piece probes (docs/decisions.md, decision 23) add
+// windows, whose gap and piece probes (docs/decisions.md, decision 18) add
 // draws that the filed TIME did not make; its ratio is logged beside.
 //
 // The golden file holds, for the 40 problems synth.Generate(table1, s),
