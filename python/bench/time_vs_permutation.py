@@ -212,7 +212,8 @@ def main():
         imp = grouped_pi_numpy(timed, X, y, args.repeats, args.seed)
     pi_wall = time.perf_counter() - t
     top = [int(j) for j in np.argsort(-imp.mean(axis=1))[:len(feats)]]
-    out["pi"] = {"implementation": "scikit-learn" if use_sklearn else "NumPy (scikit-learn is not importable)",
+    numpy_why = "--numpy" if args.numpy else "scikit-learn is not importable"
+    out["pi"] = {"implementation": "scikit-learn" if use_sklearn else "NumPy (%s)" % numpy_why,
                  "wall_s": pi_wall, "predict_s": timed.seconds, "predict_calls": timed.calls,
                  "predict_instances": timed.instances, "top_are_relevant": len(set(top) & set(feats))}
     out["ratio_time_to_pi"] = wall / pi_wall
