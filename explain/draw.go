@@ -93,12 +93,19 @@ func (e *Engine) predict(dst []float64, x *tempora.Tensor) error {
 	e.calls.Add(1)
 	e.evals.Add(int64(x.M))
 	if err := e.model.Predict(dst, x); err != nil {
-		if e.masked && !e.obs.Complete() {
-			return fmt.Errorf("explain: model: %w (the data has missing values: %s)", err, neverImputes)
-		}
-		return fmt.Errorf("explain: model: %w", err)
+		return e.modelError(err)
 	}
 	return nil
+}
+
+// modelError wraps a failure of the model, with the reminder that tempora
+// never imputes when the data has missing values (a model that fails on
+// NaN is the likely cause).
+func (e *Engine) modelError(err error) error {
+	if e.masked && !e.obs.Complete() {
+		return fmt.Errorf("explain: model: %w (the data has missing values: %s)", err, neverImputes)
+	}
+	return fmt.Errorf("explain: model: %w", err)
 }
 
 // evaluate predicts x into ws.pred (or, with x nil, takes the predictions

@@ -123,12 +123,19 @@ func TestTIMEMissingModelErrors(t *testing.T) {
 		}
 		return nil
 	})
+	// A model that holds the data (a model process) and fails on the
+	// blocks of the draws, after predicting the data itself.
+	blocks := &failingBlocks{holdModel{inner: tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		clear(dst)
+		return nil
+	})}}
 	for _, tc := range []struct {
 		name  string
 		model tempora.Model
 		want  []string
 	}{
 		{"error", refuses, []string{"input contains NaN", "instance " + strconv.Itoa(first) + ", which has missing values, fails", "never imputes"}},
+		{"blocks", blocks, []string{"no luck", "never imputes"}},
 		{"NaN", naive, []string{"predicted NaN for instance " + strconv.Itoa(first), "instance " + strconv.Itoa(first) + ", which has missing values, is predicted NaN", "never imputes"}},
 	} {
 		_, err := explain.TIME{}.Explain(context.Background(), tc.model, data)

@@ -226,7 +226,7 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 	}
 	first := items[pk.a]
 	modelErr := func(err error) error {
-		return fmt.Errorf("explain: model: %w (test %q, draw %d)", err, runs[first.test].plan.Key, first.draw)
+		return fmt.Errorf("%w (test %q, draw %d)", e.modelError(err), runs[first.test].plan.Key, first.draw)
 	}
 	if f, ok := e.res.model.(tempora.BlockFiller); ok && n <= limit {
 		// One call: the pack's draws are gathered into the model's memory.
