@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestDataInputErrors(t *testing.T) {
 
 // TestExplainMissing explains data with missing values end to end: the
 // report opens with the data's summary and the JSON records the
-// alignment.
+// alignment and the summary.
 func TestExplainMissing(t *testing.T) {
 	t.Chdir(t.TempDir())
 	irregularFixtures(t)
@@ -151,6 +152,16 @@ func TestExplainMissing(t *testing.T) {
 	var e tempora.Explanation
 	if err := json.Unmarshal(b, &e); err != nil || e.Alignment != tempora.AlignEnd {
 		t.Errorf("explanation alignment %v, %v", e.Alignment, err)
+	}
+	// End-aligned, every sequence has 5 timesteps (instances 4 and 5 miss
+	// their last two in both features, bp of instance 0 its second): 30
+	// cells per feature, 4 of hr's and 5 of bp's missing.
+	want := &tempora.DataSummary{Lengths: []int{5, 5, 5, 5, 5, 5}, MissingRate: []float64{4.0 / 30, 5.0 / 30}, Observed: []float64{
+		1, 1, 1, 4.0 / 6, 4.0 / 6,
+		1, 5.0 / 6, 1, 4.0 / 6, 4.0 / 6,
+	}}
+	if !reflect.DeepEqual(e.Data, want) {
+		t.Errorf("explanation data summary %+v, want %+v", e.Data, want)
 	}
 }
 
@@ -194,6 +205,9 @@ func TestExplainAlignmentRecorded(t *testing.T) {
 		}
 		if got := strings.Contains(string(b), `"alignment"`); got != (align == tempora.AlignEnd) {
 			t.Errorf("-alignment %v: alignment member written: %v", align, got)
+		}
+		if e.Data != nil || strings.Contains(string(b), `"lengths"`) || strings.Contains(string(b), `"observed"`) {
+			t.Errorf("-alignment %v: complete data's explanation has a data summary: %+v", align, e.Data)
 		}
 	}
 }
