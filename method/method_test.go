@@ -278,6 +278,37 @@ func TestMeasureDataSummary(t *testing.T) {
 	}
 }
 
+// TestMeasureAlignment: Measure gives every explanation its data's
+// alignment, also when the explainer builds it without the data (as PERM
+// does), and a derived method that builds a fresh one keeps its run's.
+func TestMeasureAlignment(t *testing.T) {
+	data, model := testData()
+	data.Alignment = tempora.AlignEnd
+	blind := explainerFunc(func(ctx context.Context, m tempora.Model, d *tempora.Dataset) (*tempora.Explanation, error) {
+		e := tempora.NewExplanation("blind", &tempora.Dataset{X: &tempora.Tensor{D: d.X.D, L: d.X.L}})
+		method.FeatureScores(e)
+		return e, nil
+	})
+	e, err := method.Measure(context.Background(), blind, model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Alignment != tempora.AlignEnd {
+		t.Errorf("alignment %v, want end", e.Alignment)
+	}
+	base := method.Method{Name: "blind", New: func(method.Config) (tempora.Explainer, error) { return blind, nil }}
+	fresh := method.Method{Name: "blind-fresh", From: &base, Derive: func(_ tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
+		return tempora.NewExplanation("x", &tempora.Dataset{X: &tempora.Tensor{D: e.D, L: e.L}}), nil
+	}}
+	d, err := fresh.Derived(blind, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Alignment != tempora.AlignEnd {
+		t.Errorf("derived explanation's alignment %v, want its run's (end)", d.Alignment)
+	}
+}
+
 func TestMeasureChecks(t *testing.T) {
 	data, _ := testData()
 	nan := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error { dst[0] = math.NaN(); return nil })
