@@ -15,19 +15,26 @@ import (
 // command line and of saved results. p-values that were not computed (NaN)
 // are written as null; a missing window is null; cells are a list of D rows
 // of L scores. "alignment" is written only for end-aligned data ("end");
-// its absence means "start".
+// its absence means "start". By the same rule "lengths", "missing_rate"
+// and "observed" (Explanation.Data, D rows of L shares like "cells") are
+// written only for data that is not complete, so that complete data's
+// explanations read, write and hash as before; they come and go together.
 
 type jsonExplanation struct {
-	Method     string         `json:"method"`
-	Test       string         `json:"test,omitempty"`
-	Alignment  Alignment      `json:"alignment,omitempty"`
-	D          int            `json:"num_features"`
-	L          int            `json:"num_timesteps"`
-	Features   []jsonFeature  `json:"features"`
-	Groups     []jsonFeature  `json:"groups,omitempty"`
-	Cells      [][]float64    `json:"cells"`
-	Accounting jsonAccounting `json:"accounting"`
-	Warnings   []string       `json:"warnings"`
+	Method    string        `json:"method"`
+	Test      string        `json:"test,omitempty"`
+	Alignment Alignment     `json:"alignment,omitempty"`
+	D         int           `json:"num_features"`
+	L         int           `json:"num_timesteps"`
+	Features  []jsonFeature `json:"features"`
+	Groups    []jsonFeature `json:"groups,omitempty"`
+	Cells     [][]float64   `json:"cells"`
+	// The data summary, omitted for complete data.
+	Lengths     []int          `json:"lengths,omitempty"`
+	MissingRate []float64      `json:"missing_rate,omitempty"`
+	Observed    [][]float64    `json:"observed,omitempty"`
+	Accounting  jsonAccounting `json:"accounting"`
+	Warnings    []string       `json:"warnings"`
 }
 
 type jsonAccounting struct {
@@ -191,7 +198,43 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 	for _, g := range e.Groups {
 		j.Groups = append(j.Groups, toJSONFeature(g))
 	}
+	if s := e.Data; s != nil {
+		if err := checkSummary(s.Lengths, s.MissingRate, s.Observed, e.D, e.L); err != nil {
+			return nil, err
+		}
+		j.Lengths, j.MissingRate, j.Observed = s.Lengths, s.MissingRate, make([][]float64, e.D)
+		for r := range j.Observed {
+			j.Observed[r] = s.Observed[r*e.L : (r+1)*e.L]
+		}
+	}
 	return json.Marshal(j)
+}
+
+// checkSummary checks a data summary of an explanation of d features × l
+// timesteps: at least one length, each in [1, l], d missing rates and d·l
+// observed shares, each in [0, 1]. Encoding and decoding share it, so
+// that a summary written is one that reads.
+func checkSummary(lengths []int, rates, observed []float64, d, l int) error {
+	if len(lengths) == 0 || len(rates) != d || len(observed) != d*l {
+		return fmt.Errorf("tempora: explanation data summary has %d lengths, %d missing rates and %d observed shares for %d×%d (want at least one length, %d rates and %d shares)",
+			len(lengths), len(rates), len(observed), d, l, d, d*l)
+	}
+	for i, n := range lengths {
+		if n < 1 || n > l {
+			return fmt.Errorf("tempora: explanation data summary: length %d of instance %d is not in [1, %d]", n, i, l)
+		}
+	}
+	for j, v := range rates {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("tempora: explanation data summary: missing rate %v of feature %d is not in [0, 1]", v, j)
+		}
+	}
+	for k, v := range observed {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("tempora: explanation data summary: observed share %v of cell (%d, %d) is not in [0, 1]", v, k/l, k%l)
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It checks that the cells have
@@ -228,6 +271,22 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	}
 	for _, g := range j.Groups {
 		e.Groups = append(e.Groups, fromJSONFeature(g))
+	}
+	if j.Lengths != nil || j.MissingRate != nil || j.Observed != nil {
+		if len(j.Observed) != j.D {
+			return fmt.Errorf("tempora: explanation has %d observed rows for %d features", len(j.Observed), j.D)
+		}
+		s := &DataSummary{Lengths: j.Lengths, MissingRate: j.MissingRate, Observed: make([]float64, 0, j.D*j.L)}
+		for r, row := range j.Observed {
+			if len(row) != j.L {
+				return fmt.Errorf("tempora: explanation observed row %d has %d values for %d timesteps", r, len(row), j.L)
+			}
+			s.Observed = append(s.Observed, row...)
+		}
+		if err := checkSummary(s.Lengths, s.MissingRate, s.Observed, j.D, j.L); err != nil {
+			return err
+		}
+		e.Data = s
 	}
 	a := j.Accounting
 	e.Accounting = Accounting{

@@ -90,6 +90,18 @@ func withoutNaN(e *Explanation) *Explanation {
 	return &c
 }
 
+// sampleWithData is sampleExplanation for data with missing values: it
+// carries a data summary (two instances of lengths 4 and 3).
+func sampleWithData() *Explanation {
+	e := sampleExplanation()
+	e.Data = &DataSummary{Lengths: []int{4, 3}, MissingRate: []float64{0, 1.0 / 7, 2.0 / 7}, Observed: []float64{
+		1, 1, 1, 0.5,
+		0.5, 1, 1, 0,
+		1, 0.5, 0.5, 0.5,
+	}}
+	return e
+}
+
 func TestExplanationJSONGolden(t *testing.T) {
 	b, err := json.MarshalIndent(sampleExplanation(), "", "  ")
 	if err != nil {
@@ -99,7 +111,15 @@ func TestExplanationJSONGolden(t *testing.T) {
 }
 
 func TestExplanationJSONRoundTrip(t *testing.T) {
-	e := sampleExplanation()
+	for _, sample := range []func() *Explanation{sampleExplanation, sampleWithData} {
+		explanationRoundTrip(t, sample)
+	}
+}
+
+// explanationRoundTrip checks that sample()'s explanation survives JSON.
+func explanationRoundTrip(t *testing.T, sample func() *Explanation) {
+	t.Helper()
+	e := sample()
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +143,8 @@ func TestExplanationJSONRoundTrip(t *testing.T) {
 		t.Errorf("missing window decoded as %v", temp.Window)
 	}
 	// Everything else survives exactly, including single-feature Members
-	// (omitted in JSON and restored) and the runtime.
-	got, want := withoutNaN(&back), sampleExplanation()
+	// (omitted in JSON and restored), the runtime and the data summary.
+	got, want := withoutNaN(&back), sample()
 	for _, fs := range [][]FeatureResult{want.Features, want.Groups} {
 		for i := range fs {
 			for _, p := range []*float64{&fs[i].PValue, &fs[i].PAdjusted, &fs[i].WindowPValue, &fs[i].WindowPAdjusted,
@@ -151,6 +171,16 @@ func TestExplanationJSONErrors(t *testing.T) {
 	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "explanation cell (1, 1) is +Inf") {
 		t.Errorf("infinite cell: error %v", err)
 	}
+	e = sampleWithData()
+	e.Data.Observed = e.Data.Observed[:11]
+	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "11 observed shares for 3×4") {
+		t.Errorf("short observed shares: error %v", err)
+	}
+	e = sampleWithData()
+	e.Data.MissingRate[1] = math.NaN()
+	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "missing rate NaN of feature 1") {
+		t.Errorf("NaN missing rate: error %v", err)
+	}
 	e = sampleExplanation()
 	e.Cells = e.Cells[:11]
 	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "11 cells for 3×4") {
@@ -160,6 +190,14 @@ func TestExplanationJSONErrors(t *testing.T) {
 		{`{"num_features": 2, "num_timesteps": 1, "cells": [[0]]}`, "1 cell rows for 2 features"},
 		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0]]}`, "cell row 0 has 1 values for 2 timesteps"},
 		{`{"method": 3}`, "cannot unmarshal"},
+		// The data summary comes whole, in the explanation's shape.
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [2]}`, "0 observed rows for 1 features"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "observed": [[1, 1]]}`, "0 lengths, 0 missing rates and 2 observed shares"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [], "missing_rate": [0], "observed": [[1, 1]]}`, "0 lengths"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [2], "missing_rate": [0], "observed": [[1]]}`, "observed row 0 has 1 values for 2 timesteps"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [3], "missing_rate": [0], "observed": [[1, 1]]}`, "length 3 of instance 0 is not in [1, 2]"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [2], "missing_rate": [1.5], "observed": [[1, 1]]}`, "missing rate 1.5 of feature 0"},
+		{`{"num_features": 1, "num_timesteps": 2, "cells": [[0, 0]], "lengths": [2], "missing_rate": [0], "observed": [[1, -1]]}`, "observed share -1 of cell (0, 1)"},
 	} {
 		var e Explanation
 		if err := json.Unmarshal([]byte(tc.in), &e); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -50,6 +50,13 @@ type Explanation struct {
 	// Alignment is the explained dataset's alignment: the timesteps of the
 	// cells and windows are in this aligned time (see Observation).
 	Alignment Alignment
+	// Data summarises where the explained data is observed when it is not
+	// complete (missing values, sequences of different lengths); nil for
+	// complete data. method.Measure, which runs every explainer for the
+	// command line and the benchmark, sets it from the data whatever the
+	// explainer reported, so that readers of the JSON need not have the
+	// data to know it.
+	Data *DataSummary
 	// D and L are the number of features and timesteps explained.
 	D, L int
 	// Cells holds D*L scores in row-major order: Cells[j*L+t] is the score of
@@ -66,6 +73,26 @@ type Explanation struct {
 	// Warnings are non-fatal problems, e.g. "SAGE did not converge within
 	// budget".
 	Warnings []string
+}
+
+// DataSummary is an explanation's summary of where its data is observed
+// (Observation.Summary makes it): each instance's sequence length, each
+// feature's missing rate and the share of instances observed in every
+// cell.
+type DataSummary struct {
+	// Lengths[i] is instance i's sequence length: the length of its
+	// support (Observation.Support), in aligned time.
+	Lengths []int
+	// MissingRate[j] is the share of feature j's cells inside the
+	// sequences that are missing (Observation.MissingRate: padding
+	// outside the sequences is not counted).
+	MissingRate []float64
+	// Observed holds D*L shares in row-major order, as Cells:
+	// Observed[j*L+t] is the share of all instances whose feature j is
+	// observed at timestep t (an instance's padding is not observed), so
+	// that a window where few instances are observed can be told from one
+	// that rests on all of them.
+	Observed []float64
 }
 
 // Cell returns the score of feature j at timestep t.

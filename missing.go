@@ -101,6 +101,12 @@ type Observation struct {
 	// inside the supports, per feature (the sum of the support lengths).
 	Missing []int
 	Cells   int
+	// Observed holds D*L counts in row-major order, as Explanation.Cells:
+	// Observed[j*L+t] is the number of instances whose feature j is
+	// observed at timestep t (padding and missing cells alike are not).
+	// It is counted here, in the one pass over the data, so that an
+	// explanation's summary (Summary) needs no second pass.
+	Observed []int
 }
 
 // Complete reports whether every cell of the tensor is observed: no
@@ -138,6 +144,25 @@ func (o *Observation) Lengths() []int {
 	return n
 }
 
+// Summary returns the summary an explanation carries of where the data
+// is observed (Explanation.Data), or nil for complete data: there every
+// length is L, every missing rate 0 and every observed share 1, so the
+// summary would say nothing, and complete data's explanations stay as they
+// were before it existed (their JSON, golden files and record checksums).
+func (o *Observation) Summary() *DataSummary {
+	if o.Complete() {
+		return nil
+	}
+	s := &DataSummary{Lengths: o.Lengths(), MissingRate: make([]float64, o.D), Observed: make([]float64, len(o.Observed))}
+	for j := range s.MissingRate {
+		s.MissingRate[j] = o.MissingRate(j)
+	}
+	for k, n := range o.Observed {
+		s.Observed[k] = float64(n) / float64(o.M)
+	}
+	return s
+}
+
 // LengthQuantiles returns the minimum, median and maximum support length.
 func (o *Observation) LengthQuantiles() (lo, median, hi int) {
 	n := o.Lengths()
@@ -156,7 +181,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		return nil, fmt.Errorf("tempora: invalid alignment %d", int(a))
 	}
 	m, d, l := x.M, x.D, x.L
-	o := &Observation{M: m, D: d, L: l, Alignment: a, Support: make([]Window, m), Span: make([]Window, d), Missing: make([]int, d)}
+	o := &Observation{M: m, D: d, L: l, Alignment: a, Support: make([]Window, m), Span: make([]Window, d), Missing: make([]int, d), Observed: make([]int, d*l)}
 	for j := range o.Span {
 		o.Span[j] = Window{Start: l, End: -1}
 	}
@@ -180,10 +205,17 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 				sp.Start, sp.End = min(sp.Start, 0), max(sp.End, l-1)
 				continue
 			}
+			// unseen[t] counts the instances whose feature j is NaN at t,
+			// for Observed: counting NaN rather than observed values
+			// keeps the work where the NaN are, which is none for
+			// series of the fast path above.
+			unseen := o.Observed[j*l : (j+1)*l]
+			unseen = unseen[:len(s)] // the same length, which spares unseen[t] its bounds check
 			for t, v := range s {
 				switch {
 				case v != v:
 					nan[j]++
+					unseen[t]++
 				case math.IsInf(v, 0):
 					return nil, fmt.Errorf("tempora: value at instance %d, feature %s, timestep %d is %v (a missing value is NaN; infinities are errors)", i, name(j), t, v)
 				default:
@@ -215,6 +247,9 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 		if sp.End < 0 {
 			return nil, fmt.Errorf("tempora: feature %s is never observed (every value is NaN)", name(j))
 		}
+	}
+	for k, n := range o.Observed {
+		o.Observed[k] = m - n // the NaN counts become observed counts
 	}
 	return o, nil
 }

@@ -15,7 +15,7 @@ func observeReference(x *Tensor, a Alignment, name func(int) string) (*Observati
 		return nil, fmt.Errorf("tempora: invalid alignment %d", int(a))
 	}
 	m, d, l := x.M, x.D, x.L
-	o := &Observation{M: m, D: d, L: l, Alignment: a, Support: make([]Window, m), Span: make([]Window, d), Missing: make([]int, d)}
+	o := &Observation{M: m, D: d, L: l, Alignment: a, Support: make([]Window, m), Span: make([]Window, d), Missing: make([]int, d), Observed: make([]int, d*l)}
 	for j := range o.Span {
 		o.Span[j] = Window{Start: l, End: -1}
 	}
@@ -36,6 +36,7 @@ func observeReference(x *Tensor, a Alignment, name func(int) string) (*Observati
 					first, last = min(first, t), max(last, t)
 					sp := &o.Span[j]
 					sp.Start, sp.End = min(sp.Start, t), max(sp.End, t)
+					o.Observed[j*l+t]++
 				}
 			}
 		}

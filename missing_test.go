@@ -3,6 +3,7 @@ package tempora
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,110 @@ func TestObserve(t *testing.T) {
 	if lo, med, hi := o.LengthQuantiles(); lo != 3 || med != 3 || hi != 3 {
 		t.Errorf("length quantiles %d %d %d", lo, med, hi)
 	}
+}
+
+// TestExplanationDataSummary follows the data summary from the data to the
+// JSON: complete data has none, and its explanation's JSON is the golden
+// file's, byte for byte; data with missing values has each instance's
+// length, each feature's missing rate and each cell's observed share,
+// start- and end-aligned, and they survive the round trip.
+func TestExplanationDataSummary(t *testing.T) {
+	nan := math.NaN()
+	// TestObserve's tensor: 3 instances × 2 features × 4 timesteps.
+	x, err := TensorFrom(3, 2, 4, []float64{
+		1, 2, 3, 4,
+		5, nan, 7, 8,
+		1, 2, nan, nan,
+		nan, 3, nan, nan,
+		nan, nan, 1, 2,
+		nan, nan, 3, nan,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Observed shares do not depend on the alignment: padding and missing
+	// cells alike are not observed.
+	observed := []float64{
+		2.0 / 3, 2.0 / 3, 2.0 / 3, 2.0 / 3,
+		1.0 / 3, 1.0 / 3, 2.0 / 3, 1.0 / 3,
+	}
+	full := NewTensor(3, 2, 4)
+	for k := range full.Data {
+		full.Data[k] = float64(k % 7)
+	}
+	for _, tc := range []struct {
+		name  string
+		x     *Tensor
+		align Alignment
+		want  *DataSummary // nil: no summary
+	}{
+		{"complete", full, AlignStart, nil},
+		{"complete, end-aligned", full, AlignEnd, nil},
+		// Instance 1 ends at t = 1; instance 2's first two steps are
+		// missing in both features. 10 cells inside the sequences, 2 of
+		// feature 0's and 5 of feature 1's missing.
+		{"start-aligned", x, AlignStart, &DataSummary{Lengths: []int{4, 2, 4}, MissingRate: []float64{2.0 / 10, 5.0 / 10}, Observed: observed}},
+		// Instance 2 starts at t = 2; instance 1's last two steps are
+		// missing.
+		{"end-aligned", x, AlignEnd, &DataSummary{Lengths: []int{4, 4, 2}, MissingRate: []float64{2.0 / 10, 5.0 / 10}, Observed: observed}},
+	} {
+		ds := &Dataset{X: tc.x, Y: []float64{0, 1, 2}, Alignment: tc.align}
+		o, err := ds.Observe(1)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := o.Summary()
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: summary %+v, want %+v", tc.name, got, tc.want)
+		}
+		e := NewExplanation("TIME", ds)
+		e.Data = got
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(b, &members); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []string{"lengths", "missing_rate", "observed"} {
+			if _, ok := members[m]; ok != (tc.want != nil) {
+				t.Errorf("%s: member %q written: %v", tc.name, m, ok)
+			}
+		}
+		var back Explanation
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Data, tc.want) {
+			t.Errorf("%s: decoded summary %+v, want %+v", tc.name, back.Data, tc.want)
+		}
+		if tc.want == nil {
+			continue
+		}
+		// The JSON spells them as the summary has them: observed as D
+		// rows of L, like cells.
+		for m, want := range map[string]any{"lengths": tc.want.Lengths, "missing_rate": tc.want.MissingRate,
+			"observed": [][]float64{observed[:4], observed[4:]}} {
+			w, _ := json.Marshal(want)
+			if string(members[m]) != string(w) {
+				t.Errorf("%s: %q is %s, want %s", tc.name, m, members[m], w)
+			}
+		}
+	}
+	// A complete dataset's explanation is byte for byte what it was
+	// before the summary existed: the golden file.
+	o, err := (&Dataset{X: full, Y: []float64{0, 1, 2}}).Observe(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sampleExplanation()
+	e.Data = o.Summary()
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "explanation.json", append(b, '\n'))
 }
 
 func TestObserveErrors(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestDataInputErrors(t *testing.T) {
 
 // TestExplainMissing explains data with missing values end to end: the
 // report opens with the data's summary and the JSON records the
-// alignment.
+// alignment and the summary.
 func TestExplainMissing(t *testing.T) {
 	t.Chdir(t.TempDir())
 	irregularFixtures(t)
@@ -152,11 +153,22 @@ func TestExplainMissing(t *testing.T) {
 	if err := json.Unmarshal(b, &e); err != nil || e.Alignment != tempora.AlignEnd {
 		t.Errorf("explanation alignment %v, %v", e.Alignment, err)
 	}
+	// End-aligned, every sequence has 5 timesteps (instances 4 and 5 miss
+	// their last two in both features, bp of instance 0 its second): 30
+	// cells per feature, 4 of hr's and 5 of bp's missing.
+	want := &tempora.DataSummary{Lengths: []int{5, 5, 5, 5, 5, 5}, MissingRate: []float64{4.0 / 30, 5.0 / 30}, Observed: []float64{
+		1, 1, 1, 4.0 / 6, 4.0 / 6,
+		1, 5.0 / 6, 1, 4.0 / 6, 4.0 / 6,
+	}}
+	if !reflect.DeepEqual(e.Data, want) {
+		t.Errorf("explanation data summary %+v, want %+v", e.Data, want)
+	}
 }
 
 // TestExplainAlignmentRecorded: -alignment reaches the explanation (its
-// JSON), here on complete data, which TIME explains today; the report of
-// complete data has no summary of missing values.
+// JSON), here on complete data, with TIME and with PERM and PERM-f, whose
+// explanations are built without the data; the report of complete data
+// has no summary of missing values, nor has its JSON.
 func TestExplainAlignmentRecorded(t *testing.T) {
 	t.Chdir(t.TempDir())
 	x := tempora.NewTensor(30, 2, 3)
@@ -178,9 +190,13 @@ func TestExplainAlignmentRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(badModelEnv, "0.5") // a model that predicts 0.5 whatever it is given
-	for _, align := range []tempora.Alignment{tempora.AlignStart, tempora.AlignEnd} {
+	for _, tc := range []struct {
+		method string
+		align  tempora.Alignment
+	}{{"TIME", tempora.AlignStart}, {"TIME", tempora.AlignEnd}, {"PERM", tempora.AlignEnd}, {"PERM-f", tempora.AlignEnd}} {
+		align := tc.align
 		out := mustRun(t, "explain", "-data", "x.npy", "-targets", "y.npy", "-task", "classification", "-model-cmd", exe,
-			"-alignment", align.String(), "-json", "e.json", "-quiet", "-permutations", "10")
+			"-method", tc.method, "-alignment", align.String(), "-json", "e.json", "-quiet", "-permutations", "10")
 		if strings.Contains(out, "missing values") {
 			t.Errorf("complete data's report speaks of missing values:\n%s", out)
 		}
@@ -190,10 +206,13 @@ func TestExplainAlignmentRecorded(t *testing.T) {
 		}
 		var e tempora.Explanation
 		if err := json.Unmarshal(b, &e); err != nil || e.Alignment != align {
-			t.Errorf("-alignment %v: explanation alignment %v, %v", align, e.Alignment, err)
+			t.Errorf("%s, -alignment %v: explanation alignment %v, %v", tc.method, align, e.Alignment, err)
 		}
 		if got := strings.Contains(string(b), `"alignment"`); got != (align == tempora.AlignEnd) {
-			t.Errorf("-alignment %v: alignment member written: %v", align, got)
+			t.Errorf("%s, -alignment %v: alignment member written: %v", tc.method, align, got)
+		}
+		if e.Data != nil || strings.Contains(string(b), `"lengths"`) || strings.Contains(string(b), `"observed"`) {
+			t.Errorf("%s, -alignment %v: complete data's explanation has a data summary: %+v", tc.method, align, e.Data)
 		}
 	}
 }

@@ -156,9 +156,13 @@ func (m *Meter) Evals() int64 { return m.evals.Load() }
 // the explanation with CheckExplanation, and returns it with its
 // Accounting's ModelCalls, InstanceEvals and Runtime set to what the Meter
 // and the wall clock measured, whatever the explainer reported (its
-// WindowProbes and Incomplete are kept). This is how the command line and
-// the benchmark run every explainer, so an explainer need not count for
-// itself.
+// WindowProbes and Incomplete are kept), and its Alignment and Data set to
+// the data's alignment and summary (tempora.Observation.Summary: nil for
+// complete data). This is how the command line and the benchmark run every
+// explainer, so an explainer need not count for itself nor describe the
+// data: these facts have this one owner, the same for every method (PERM,
+// whose explanation is built from its per-cell results without the data,
+// used to report every dataset as start-aligned).
 func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	if data == nil || data.X == nil {
 		return nil, fmt.Errorf("method: no data to explain")
@@ -176,6 +180,13 @@ func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, dat
 	e.Accounting.ModelCalls = meter.Calls()
 	e.Accounting.InstanceEvals = meter.Evals()
 	e.Accounting.Runtime = elapsed
+	// Observing the data is one pass over it, next to the explainer's
+	// model calls on all of it; data the explainer took but Observe does
+	// not (an outside method's) gets no summary rather than an error.
+	e.Alignment, e.Data = data.Alignment, nil
+	if obs, err := data.Observe(1); err == nil {
+		e.Data = obs.Summary()
+	}
 	return e, nil
 }
 

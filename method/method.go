@@ -121,7 +121,9 @@ func (d derived) Explain(ctx context.Context, model tempora.Model, data *tempora
 }
 
 // derive returns m's explanation from its source's explanation e (made by
-// ex), named m.Name, with e's accounting.
+// ex), named m.Name, with e's accounting, alignment and data summary:
+// Derive may build a fresh explanation (PERM-f's does), and all are facts
+// of the one run.
 func (m *Method) derive(ex tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
 	out := e
 	if m.Derive != nil {
@@ -136,14 +138,16 @@ func (m *Method) derive(ex tempora.Explainer, e *tempora.Explanation) (*tempora.
 	c := *out
 	c.Method = m.Name
 	c.Accounting = e.Accounting
+	c.Alignment, c.Data = e.Alignment, e.Data
 	return &c, nil
 }
 
 // Derived returns the explanation of m made from the explanation e that
 // m.Source()'s explainer ex returned: e itself for m.Source(), otherwise
-// Derive's result (or e when Derive is nil), with e's accounting; either
-// way named m.Name (a copy is renamed, e is not modified). The benchmark
-// calls it for each method sharing a run.
+// Derive's result (or e when Derive is nil), with e's accounting, alignment
+// and data summary; either way named m.Name (a copy is renamed, e is not
+// modified).
+// The benchmark calls it for each method sharing a run.
 func (m *Method) Derived(ex tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
 	if m.From == nil {
 		if e.Method == m.Name {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -219,6 +220,92 @@ func TestMeasureAndDerive(t *testing.T) {
 	e0, _ := src.Explain(context.Background(), model, data)
 	if d, _ := base.Derived(src, e0); d != e0 {
 		t.Error("Derived of a source method is not its explanation")
+	}
+}
+
+// TestMeasureDataSummary: Measure gives every explanation its data's
+// summary, whatever the explainer reported (none for complete data), and
+// a derived method that builds a fresh explanation (as PERM-f does) keeps
+// its run's.
+func TestMeasureDataSummary(t *testing.T) {
+	data, model := testData()
+	bogus := &tempora.DataSummary{Lengths: []int{1}}
+	liar := explainerFunc(func(ctx context.Context, m tempora.Model, d *tempora.Dataset) (*tempora.Explanation, error) {
+		e, err := countCells{"cc"}.Explain(ctx, m, d)
+		if err == nil {
+			e.Data = bogus
+		}
+		return e, err
+	})
+	e, err := method.Measure(context.Background(), liar, model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Data != nil {
+		t.Errorf("complete data: summary %+v, want none", e.Data)
+	}
+	// Instance 3 ends a timestep early; feature 0 of instance 0 misses
+	// its first value.
+	data.X.Data[0] = math.NaN()
+	for j := range data.X.D {
+		data.X.Data[data.X.Index(3, j, 1)] = math.NaN()
+	}
+	obs, err := data.Observe(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := obs.Summary()
+	if want == nil || !reflect.DeepEqual(want.Lengths, []int{2, 2, 2, 1}) {
+		t.Fatalf("test data's summary %+v", want)
+	}
+	e, err = method.Measure(context.Background(), liar, model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(e.Data, want) {
+		t.Errorf("summary %+v, want %+v", e.Data, want)
+	}
+	base := method.Method{Name: "cc", New: func(method.Config) (tempora.Explainer, error) { return countCells{"cc"}, nil }}
+	fresh := method.Method{Name: "cc-fresh", From: &base, Derive: func(_ tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
+		return tempora.NewExplanation("x", &tempora.Dataset{X: &tempora.Tensor{D: e.D, L: e.L}}), nil
+	}}
+	d, err := fresh.Derived(countCells{"cc"}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Data != e.Data {
+		t.Errorf("derived explanation's summary %+v, want its run's %+v", d.Data, e.Data)
+	}
+}
+
+// TestMeasureAlignment: Measure gives every explanation its data's
+// alignment, also when the explainer builds it without the data (as PERM
+// does), and a derived method that builds a fresh one keeps its run's.
+func TestMeasureAlignment(t *testing.T) {
+	data, model := testData()
+	data.Alignment = tempora.AlignEnd
+	blind := explainerFunc(func(ctx context.Context, m tempora.Model, d *tempora.Dataset) (*tempora.Explanation, error) {
+		e := tempora.NewExplanation("blind", &tempora.Dataset{X: &tempora.Tensor{D: d.X.D, L: d.X.L}})
+		method.FeatureScores(e)
+		return e, nil
+	})
+	e, err := method.Measure(context.Background(), blind, model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Alignment != tempora.AlignEnd {
+		t.Errorf("alignment %v, want end", e.Alignment)
+	}
+	base := method.Method{Name: "blind", New: func(method.Config) (tempora.Explainer, error) { return blind, nil }}
+	fresh := method.Method{Name: "blind-fresh", From: &base, Derive: func(_ tempora.Explainer, e *tempora.Explanation) (*tempora.Explanation, error) {
+		return tempora.NewExplanation("x", &tempora.Dataset{X: &tempora.Tensor{D: e.D, L: e.L}}), nil
+	}}
+	d, err := fresh.Derived(blind, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Alignment != tempora.AlignEnd {
+		t.Errorf("derived explanation's alignment %v, want its run's (end)", d.Alignment)
 	}
 }
 

@@ -478,11 +478,9 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         finally:
             reporter.close()
             guard.close()
-    lengths = missing_rate = observed = None
-    if data.missing:
-        lengths, missing_rate = _input.observation(Xa, data.alignment)
-        observed = (~np.isnan(Xa)).mean(axis=0)
-    e._describe_data(data.times, lengths, missing_rate, observed)
+    # The data summary (lengths, missing_rate, observed) comes with the
+    # explanation, from the program, which has counted it already.
+    e._describe_data(data.times)
     return e
 
 

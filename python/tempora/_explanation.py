@@ -157,17 +157,20 @@ class Explanation:
             aligned time axis); None otherwise.
         lengths: for data with missing values, the length of each
             instance's sequence (its span of timesteps in aligned time, as
-            the report counts it); None for complete data.
+            the report counts it), int64; None for complete data.
         missing_rate: for data with missing values, per feature (index
             order) the share of its cells inside the sequences that are
-            NaN (padding outside them not counted); None for complete data.
-        observed: for data with missing values, an array (features,
+            NaN (padding outside them not counted), float64; None for
+            complete data.
+        observed: for data with missing values, a float64 array (features,
             timesteps): the share of instances with an observed value of the
             feature at the timestep (a window where few instances are
             observed rests on few); None for complete data.
 
-    times, lengths, missing_rate and observed come from the data given to
-    tempora.explain; they are not part of the JSON form.
+    lengths, missing_rate and observed are the program's data summary,
+    members of the JSON form (written only for data with missing values;
+    None too for the JSON of a program older than the summary); times come
+    from the DataFrame given to tempora.explain and are not part of it.
     """
 
     def __init__(self, doc: Union[str, bytes, Mapping[str, Any]], report: str = "") -> None:
@@ -193,17 +196,19 @@ class Explanation:
         self.alignment: str = str(doc.get("alignment") or "start")  # absent for start-aligned data
         self.report = report
         self.times: Optional[List[Any]] = None
+        # The data summary: the three come together, or not at all.
         self.lengths: Optional["npt.NDArray[np.int64]"] = None
         self.missing_rate: Optional["npt.NDArray[np.float64]"] = None
         self.observed: Optional["npt.NDArray[np.float64]"] = None
+        if doc.get("lengths") is not None:
+            self.lengths = np.array(doc["lengths"], dtype=np.int64)
+            self.missing_rate = np.array(doc["missing_rate"], dtype=np.float64)
+            self.observed = np.array(doc["observed"], dtype=np.float64).reshape(d, l)
 
-    def _describe_data(self, times: Optional[List[Any]], lengths: Optional["npt.NDArray[np.int64]"],
-                       missing_rate: Optional["npt.NDArray[np.float64]"],
-                       observed: Optional["npt.NDArray[np.float64]"] = None) -> None:
-        """Record what tempora.explain knows of the data (not part of the
-        JSON form)."""
+    def _describe_data(self, times: Optional[List[Any]]) -> None:
+        """Record a DataFrame's time values, which tempora.explain knows
+        and the JSON form does not."""
         self.times = None if times is None else list(times)
-        self.lengths, self.missing_rate, self.observed = lengths, missing_rate, observed
 
     @property
     def num_features(self) -> int:

@@ -70,27 +70,6 @@ class Data:
         self.times = times  # a DataFrame's time values, one per timestep (None for an array)
 
 
-def observation(X: "npt.NDArray[np.float64]", alignment: str) -> Tuple["npt.NDArray[np.int64]",
-                                                                          "npt.NDArray[np.float64]"]:
-    """The length of each instance's sequence and each feature's missing
-    rate, as the program's report gives them (tempora.Observation): a
-    sequence spans the timesteps from the first (alignment="start") to its
-    last observed step, or from its first observed step to the last
-    ("end"); a feature's missing rate is the share of its cells inside the
-    sequences that are NaN (padding outside them is not counted)."""
-    m, d, length = X.shape
-    seen = ~np.isnan(X).all(axis=1)
-    if alignment == "start":
-        lengths = length - seen[:, ::-1].argmax(axis=1)
-        inside = np.arange(length)[None, :] < lengths[:, None]
-    else:
-        lengths = length - seen.argmax(axis=1)
-        inside = np.arange(length)[None, :] >= (length - lengths)[:, None]
-    cells = int(inside.sum())
-    missing = (np.isnan(X) & inside[:, None, :]).sum(axis=(0, 2)) / max(cells, 1)
-    return lengths.astype(np.int64), missing.astype(np.float64)
-
-
 def _check_fits_alignment(X: "npt.NDArray[np.float64]", alignment: str, what: str) -> None:
     """Refuse data whose sequences visibly share the other end of the time
     axis than alignment says: every instance observed at the axis's first

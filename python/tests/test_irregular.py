@@ -258,6 +258,49 @@ class ExplainTest(unittest.TestCase):
         self.assertIn(line, str(e))  # the program's report
         self.assertIn(line, e._repr_html_())  # the notebook's table, in the same words
 
+    def test_data_summary_is_the_programs(self):
+        """lengths, missing_rate and observed come from the program's JSON
+        and are what NumPy computes on the same X, start- and end-aligned:
+        lengths int64, the rates and shares float64, equal to the last
+        bit."""
+        rng = np.random.default_rng(7)
+        m, d, length = 40, 2, 6
+        n = rng.integers(2, length + 1, size=m)
+        for alignment in ("start", "end"):
+            with self.subTest(alignment=alignment):
+                X = rng.normal(size=(m, d, length))
+                for i, k in enumerate(n):
+                    if alignment == "start":
+                        X[i, :, k:] = nan  # padding after the sequence
+                    else:
+                        X[i, :, :length - k] = nan  # padding before it
+                inside = ~np.isnan(X[:, 0, :])  # feature 0 spans each sequence
+                X[:, 1, :][inside & (rng.random((m, length)) < 0.25)] = nan  # gaps in feature 1
+                y = observed_mean(X) + rng.normal(scale=0.1, size=m)
+                e = tempora.explain(observed_mean, X, y, task="regression", alignment=alignment, seed=1,
+                                    progress=False, permutations=20)
+                cells = inside.sum()
+                missing = np.array([(np.isnan(X[:, j, :]) & inside).sum() for j in range(d)]) / cells
+                self.assertEqual(e.lengths.dtype, np.int64)
+                self.assertEqual(e.missing_rate.dtype, np.float64)
+                self.assertEqual(e.observed.dtype, np.float64)
+                np.testing.assert_array_equal(e.lengths, n)
+                np.testing.assert_array_equal(e.missing_rate, missing)
+                self.assertEqual(e.missing_rate[0], 0.0)
+                np.testing.assert_array_equal(e.observed, (~np.isnan(X)).mean(axis=0))
+                # They are the JSON's: to_json and back keeps them.
+                back = Explanation.from_json(e.to_json())
+                np.testing.assert_array_equal(back.lengths, e.lengths)
+                np.testing.assert_array_equal(back.observed, e.observed)
+        # Complete data has none.
+        X = rng.normal(size=(m, d, length))
+        e = tempora.explain(observed_mean, X, observed_mean(X), task="regression", seed=1, progress=False,
+                            permutations=20)
+        self.assertIsNone(e.lengths)
+        self.assertIsNone(e.missing_rate)
+        self.assertIsNone(e.observed)
+        self.assertNotIn("observed", e.to_dict())
+
     def test_a_model_that_fails_on_nan_is_named(self):
         """tempora never imputes: a model that cannot take NaN fails on
         its own side, and the error says so."""
@@ -548,6 +591,21 @@ class ExplanationAlignmentTest(unittest.TestCase):
         self.assertEqual(e.alignment, "end")
         self.assertEqual(Explanation.from_json(e.to_json()).alignment, "end")
         self.assertIn("end-aligned", e._repr_html_())
+
+    def test_data_summary(self):
+        """The data summary is read from the JSON; a document without it
+        (complete data, or a program older than the summary) gives None."""
+        e = Explanation(self.doc())
+        self.assertIsNone(e.lengths)
+        self.assertIsNone(e.missing_rate)
+        self.assertIsNone(e.observed)
+        d = self.doc("end")
+        d.update(lengths=[3, 2], missing_rate=[0.2], observed=[[0.5, 1.0, 1.0]])
+        e = Explanation(d)
+        np.testing.assert_array_equal(e.lengths, np.array([3, 2], dtype=np.int64))
+        np.testing.assert_array_equal(e.missing_rate, [0.2])
+        self.assertEqual(e.observed.shape, (1, 3))
+        np.testing.assert_array_equal(e.observed, [[0.5, 1.0, 1.0]])
 
     @need_pandas
     def test_cells_frame(self):
