@@ -8,9 +8,11 @@ import (
 	"testing"
 )
 
-func TestObserve(t *testing.T) {
+// observeFixture returns 3 instances × 2 features × 4 timesteps with gaps
+// and padding at either end.
+func observeFixture(t *testing.T) *Tensor {
+	t.Helper()
 	nan := math.NaN()
-	// 3 instances × 2 features × 4 timesteps.
 	x, err := TensorFrom(3, 2, 4, []float64{
 		// instance 0: full length, one gap in feature 1
 		1, 2, 3, 4,
@@ -25,6 +27,11 @@ func TestObserve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x
+}
+
+func TestObserve(t *testing.T) {
+	x := observeFixture(t)
 	for _, tc := range []struct {
 		align   Alignment
 		support []Window
@@ -82,19 +89,7 @@ func TestObserve(t *testing.T) {
 // length, each feature's missing rate and each cell's observed share,
 // start- and end-aligned, and they survive the round trip.
 func TestExplanationDataSummary(t *testing.T) {
-	nan := math.NaN()
-	// TestObserve's tensor: 3 instances × 2 features × 4 timesteps.
-	x, err := TensorFrom(3, 2, 4, []float64{
-		1, 2, 3, 4,
-		5, nan, 7, 8,
-		1, 2, nan, nan,
-		nan, 3, nan, nan,
-		nan, nan, 1, 2,
-		nan, nan, 3, nan,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := observeFixture(t)
 	// Observed shares do not depend on the alignment: padding and missing
 	// cells alike are not observed.
 	observed := []float64{

@@ -93,27 +93,16 @@ func (x *Tensor) Validate() error {
 	if err := x.validateShape(); err != nil {
 		return err
 	}
-	// Blocks of finite values, all of them on valid data, pass in one tight
-	// pass of finite.All; a block that is not is searched value by value,
-	// in order, so that the error names the first offending element.
-	const block = 1024 // values: 8 KiB, still in cache for the search
-	for lo := 0; lo < len(x.Data); lo += block {
-		b := x.Data[lo:min(lo+block, len(x.Data))]
-		if finite.All(b) {
-			continue
-		}
-		for k, v := range b {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				k += lo // the offset in x.Data
-				i, r := k/(x.D*x.L), k%(x.D*x.L)
-				if math.IsNaN(v) {
-					return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, r/x.L, r%x.L)
-				}
-				return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
-			}
-		}
+	k := finite.Index(x.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
+	if k < 0 {
+		return nil
 	}
-	return nil
+	v := x.Data[k]
+	i, r := k/(x.D*x.L), k%(x.D*x.L)
+	if math.IsNaN(v) {
+		return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, r/x.L, r%x.L)
+	}
+	return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
 }
 
 // validateShape checks that the shape is positive and consistent with the

@@ -31,23 +31,11 @@ func ReadDataNPY(path string) (*tempora.Tensor, error) {
 	if x.M <= 0 || x.D <= 0 || x.L <= 0 {
 		return nil, fmt.Errorf("dataio: %s: data tensor has empty shape %d×%d×%d", path, x.M, x.D, x.L)
 	}
-	// Blocks of values that are all finite, all of them on complete data,
-	// pass in one tight pass of finite.All; only a block holding a NaN (a
-	// missing value) or an infinity is searched value by value, in order,
-	// so that the error names the first infinite value.
-	const block = 1024 // values: 8 KiB, still in cache for the search
-	for lo := 0; lo < len(x.Data); lo += block {
-		b := x.Data[lo:min(lo+block, len(x.Data))]
-		if finite.All(b) {
-			continue
-		}
-		for k, v := range b {
-			if math.IsInf(v, 0) {
-				k += lo // the offset in x.Data
-				i, r := k/(x.D*x.L), k%(x.D*x.L)
-				return nil, fmt.Errorf("dataio: %s: value at instance %d, feature %d, timestep %d is %v (a missing value is NaN; infinities are errors)", path, i, r/x.L, r%x.L, v)
-			}
-		}
+	// Only infinities are errors here (NaN is a missing value); finite.Index
+	// skips the blocks that are all finite.
+	if k := finite.Index(x.Data, func(v float64) bool { return math.IsInf(v, 0) }); k >= 0 {
+		i, r := k/(x.D*x.L), k%(x.D*x.L)
+		return nil, fmt.Errorf("dataio: %s: value at instance %d, feature %d, timestep %d is %v (a missing value is NaN; infinities are errors)", path, i, r/x.L, r%x.L, x.Data[k])
 	}
 	return x, nil
 }

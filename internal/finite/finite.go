@@ -26,3 +26,24 @@ func All(s []float64) bool {
 	}
 	return a0+a1+a2+a3 == 0
 }
+
+// Index returns the index of the first value of s for which bad reports
+// true, or -1 if there is none. bad must be false for every finite value:
+// blocks of finite values (all of them, on complete data) then pass in one
+// tight pass of All, and only a block holding a NaN or an infinity is
+// searched value by value, in order, so that the index is the first.
+func Index(s []float64, bad func(float64) bool) int {
+	const block = 1024 // values: 8 KiB, still in cache for the search
+	for lo := 0; lo < len(s); lo += block {
+		b := s[lo:min(lo+block, len(s))]
+		if All(b) {
+			continue
+		}
+		for k, v := range b {
+			if bad(v) {
+				return lo + k
+			}
+		}
+	}
+	return -1
+}

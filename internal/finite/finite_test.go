@@ -35,3 +35,31 @@ func TestAll(t *testing.T) {
 		t.Error("values whose sum overflows: All = false")
 	}
 }
+
+func TestIndex(t *testing.T) {
+	isInf := func(v float64) bool { return math.IsInf(v, 0) }
+	for _, n := range []int{0, 1, 1023, 1024, 1025, 3000} {
+		s := make([]float64, n)
+		if k := Index(s, isInf); k != -1 {
+			t.Errorf("length %d, all finite: Index = %d, want -1", n, k)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			if at < 0 || at >= n {
+				continue
+			}
+			// A NaN before the infinity is skipped by bad, not by the block
+			// check: the index is the infinity's, the first bad value.
+			if at > 0 {
+				s[at-1] = math.NaN()
+			}
+			s[at] = math.Inf(-1)
+			if n > 1 && at < n-1 {
+				s[n-1] = math.Inf(1) // a later infinity is not the first
+			}
+			if k := Index(s, isInf); k != at {
+				t.Errorf("length %d, infinity at %d: Index = %d", n, at, k)
+			}
+			clear(s)
+		}
+	}
+}
