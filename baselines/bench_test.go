@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // benchProblem is a Table-1-shaped regression problem (10 features × 20
@@ -80,7 +81,7 @@ func BenchmarkPERM(b *testing.B) {
 	b.ReportAllocs()
 	var evals int64
 	for b.Loop() {
-		e, err := PERM{Fixed: true}.Explain(context.Background(), f, data)
+		e, err := PERM{Tests: explain.FixedTests}.Explain(context.Background(), f, data)
 		if err != nil {
 			b.Fatal(err)
 		}

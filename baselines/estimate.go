@@ -81,7 +81,7 @@ func (c PERM) EstimateEvals(data *tempora.Dataset) (int64, bool) {
 	if _, err := data.Observe(2); err != nil {
 		return 0, false
 	}
-	perms, _, err := c.resolve(data.X)
+	_, perms, _, _, err := c.resolve(data.X)
 	if err != nil {
 		return 0, false
 	}

@@ -32,15 +32,17 @@ const (
 // With Filter set (PERM-f), a cell keeps its score only if it is
 // significant; the others score 0.
 //
-// The zero value runs sequential tests with explain's p-value rule
+// The cells form one BH family, tested as Tests says (explain.Tests.Family).
+// The zero value runs Besag and Clifford's sequential tests
 // (explain.SequentialStop: a cell's test stops as soon as it can no longer
 // be significant, or after explain.StopHits draws not worse than the
 // baseline) with the cap explain.MinPermutations(D·L, Alpha), the smallest
 // at which a single cell can pass BH over the D·L cells (1999 for 200
 // cells at α = 0.1). A null cell then costs a few dozen draws, while a
-// significant one runs to the cap. The paper's PERM is Fixed set with
-// Permutations 0: every cell makes exactly DefaultPERMPermutations (50)
-// draws. Its smallest p-value is 1/(P+1), so BH can reject anything only
+// significant one runs to the cap. explain.AnytimeTests stops every cell
+// once its BH decision in the family is settled. The paper's PERM is
+// explain.FixedTests with Permutations 0: every cell makes exactly
+// DefaultPERMPermutations (50) draws. Its smallest p-value is 1/(P+1), so BH can reject anything only
 // when at least m/((P+1)·α) of the m cells reach it, about 40 of 200 cells
 // at P = 50, which is why the paper's PERM-f has little power on wide
 // tables; PERM-f's explanation then carries a warning.
@@ -57,14 +59,15 @@ const (
 // The test of cell (j, t) draws its permutations from the stream keyed
 // "perm/j_t" (see explain.Test), so the result does not depend on Workers.
 type PERM struct {
-	// Permutations bounds the permutations per cell: the cap P_max of the
-	// sequential tests, zero meaning explain.MinPermutations(D·L, Alpha),
-	// or with Fixed the number of permutations P, zero meaning
+	// Permutations bounds the permutations per cell, as
+	// explain.TIME.Permutations does: the nominal cap of the sequential
+	// tests, zero meaning explain.MinPermutations(D·L, Alpha), or with
+	// explain.FixedTests the number of permutations P, zero meaning
 	// DefaultPERMPermutations.
 	Permutations int
-	// Fixed selects fixed-P tests; the zero value (false) selects
-	// sequential tests.
-	Fixed bool
+	// Tests chooses the tests, as explain.TIME.Tests does; the zero value
+	// is explain.BesagCliffordTests (PERM's default, unlike TIME's).
+	Tests explain.Tests
 	// Alpha is the BH level; zero means DefaultPERMAlpha.
 	Alpha float64
 	// Filter selects PERM-f.
@@ -96,10 +99,10 @@ type PermResult struct {
 	// Draws holds the permutations each cell's test used.
 	Draws []int
 	// Alpha is the BH level, Permutations the cap of every cell's test (the
-	// draws of a fixed test) and Fixed the mode.
+	// draws of a fixed test) and Tests the tests.
 	Alpha        float64
 	Permutations int
-	Fixed        bool
+	Tests        explain.Tests
 	// Accounting is the cost of the run.
 	Accounting tempora.Accounting
 	// Warnings are the run's warnings (the p-value floor of fixed tests);
@@ -125,7 +128,7 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if data == nil {
 		return nil, fmt.Errorf("baselines: PERM: nil dataset")
 	}
-	perms, alpha, err := c.resolve(data.X)
+	tests, perms, stop, alpha, err := c.resolve(data.X)
 	if err != nil {
 		return nil, err
 	}
@@ -135,29 +138,25 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
 	d, l := data.X.D, data.X.L
-	var stop explain.Stop
-	if !c.Fixed {
-		stop = explain.SequentialStop(alpha, perms)
-	}
-	tests := make([]explain.Test, d*l)
+	cells := make([]explain.Test, d*l)
 	for j := range d {
 		for t := range l {
-			tests[j*l+t] = explain.Test{
+			cells[j*l+t] = explain.Test{
 				Features:     []int{j},
 				Window:       tempora.Window{Start: t, End: t},
-				Kind:         explain.AcrossInstances,
 				Permutations: perms,
 				Key:          "perm/" + strconv.Itoa(j) + "_" + strconv.Itoa(t),
 				Stop:         stop,
 			}
 		}
 	}
-	res, err := eng.Run(ctx, tests)
+	all, err := eng.RunFamilies(ctx, []explain.Family{{Alpha: alpha, Tests: cells}})
 	if err != nil {
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
+	res := all[0]
 	r := &PermResult{
-		D: d, L: l, Baseline: eng.BaselineLoss(), Alpha: alpha, Permutations: perms, Fixed: c.Fixed,
+		D: d, L: l, Baseline: eng.BaselineLoss(), Alpha: alpha, Permutations: perms, Tests: tests,
 		Scores: make([]float64, d*l), PValues: make([]float64, d*l), PAdjusted: make([]float64, d*l),
 		Significant: make([]bool, d*l), Draws: make([]int, d*l),
 	}
@@ -184,32 +183,36 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 }
 
 // resolve checks the configuration and resolves its defaults for data of
-// x's shape: the permutations per cell (the cap of a sequential test, the
-// draws of a fixed one) and the BH level. Analyze and EstimateEvals share
-// it, so each check has one owner; the data itself is checked by TIME's
-// engine (explain.NewEngine).
-func (c PERM) resolve(x *tempora.Tensor) (perms int, alpha float64, err error) {
-	perms, alpha = c.Permutations, c.Alpha
+// x's shape: the tests, the cap of every cell's test (the draws of a fixed
+// one) and its stopping rule, and the BH level. Analyze and EstimateEvals
+// share it, so each check has one owner; the data itself is checked by
+// TIME's engine (explain.NewEngine).
+func (c PERM) resolve(x *tempora.Tensor) (tests explain.Tests, perms int, stop explain.Stop, alpha float64, err error) {
+	tests, perms, alpha = c.Tests, c.Permutations, c.Alpha
+	if tests == "" {
+		tests = explain.BesagCliffordTests
+	}
+	if tests, err = explain.ParseTests(string(tests)); err != nil {
+		return "", 0, nil, 0, fmt.Errorf("baselines: PERM: %w", err)
+	}
 	if perms < 0 {
-		return 0, 0, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for the default)", perms)
+		return "", 0, nil, 0, fmt.Errorf("baselines: PERM Permutations is %d, want at least 1 (or 0 for the default)", perms)
 	}
 	switch {
 	case alpha == 0:
 		alpha = DefaultPERMAlpha
 	case !(alpha > 0 && alpha <= 1):
-		return 0, 0, fmt.Errorf("baselines: PERM Alpha is %v, want a level in (0, 1] (or 0 for %v)", alpha, DefaultPERMAlpha)
+		return "", 0, nil, 0, fmt.Errorf("baselines: PERM Alpha is %v, want a level in (0, 1] (or 0 for %v)", alpha, DefaultPERMAlpha)
 	}
 	if err := checkWorkers("PERM", c.Workers); err != nil {
-		return 0, 0, err
+		return "", 0, nil, 0, err
 	}
-	switch {
-	case perms > 0:
-	case c.Fixed:
-		perms = DefaultPERMPermutations
-	case x != nil:
-		perms = explain.MinPermutations(x.D*x.L, alpha)
+	m := 1
+	if x != nil {
+		m = x.D * x.L
 	}
-	return perms, alpha, nil
+	perms, stop = tests.Family(m, alpha, perms)
+	return tests, perms, stop, alpha, nil
 }
 
 // Explanation builds the PERM explanation (filter false: every cell's

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // TestPERMLinear checks PERM's effect sizes and p-values on a linear
@@ -33,7 +34,7 @@ func TestPERMLinear(t *testing.T) {
 	sd := []float64{1, 2, 1, 1, 0.5, 3}
 	data, f := linearProblem(t, m, d, l, a, nil, sd, 6)
 
-	r, err := PERM{Seed: 1, Fixed: true}.Analyze(context.Background(), f, data)
+	r, err := PERM{Seed: 1, Tests: explain.FixedTests}.Analyze(context.Background(), f, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +104,8 @@ func TestPERMLinear(t *testing.T) {
 		}
 		draws += int64(wantDraws)
 	}
-	if c := s.Accounting.Draws[0]; s.Permutations != cap || s.Fixed || c.Draws != draws || c.MaxDraws != d*l*cap || s.Accounting.ModelCalls != 1+draws {
-		t.Errorf("sequential: cap %d, fixed %v, draws %+v, %d model calls; want cap %d and %d draws", s.Permutations, s.Fixed, c, s.Accounting.ModelCalls, cap, draws)
+	if c := s.Accounting.Draws[0]; s.Permutations != cap || s.Tests != explain.BesagCliffordTests || c.Draws != draws || c.MaxDraws != d*l*cap || s.Accounting.ModelCalls != 1+draws {
+		t.Errorf("sequential: cap %d, tests %v, draws %+v, %d model calls; want cap %d and %d draws", s.Permutations, s.Tests, c, s.Accounting.ModelCalls, cap, draws)
 	}
 }
 
@@ -136,7 +137,7 @@ func TestPERMNullUniform(t *testing.T) {
 		y[i] = rng.NormFloat64()
 	}
 	data := &tempora.Dataset{X: x, Y: y}
-	r, err := PERM{Seed: 2, Fixed: true}.Analyze(context.Background(), linear{a}, data)
+	r, err := PERM{Seed: 2, Tests: explain.FixedTests}.Analyze(context.Background(), linear{a}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestPERMf(t *testing.T) {
 				a[c] = 1 + float64(c)/10
 			}
 			data, f := linearProblem(t, m, d, l, a, nil, sd, 10)
-			r, err := PERM{Filter: true, Fixed: tc.fixed, Seed: 4}.Analyze(context.Background(), f, data)
+			r, err := PERM{Filter: true, Tests: permTests(tc.fixed), Seed: 4}.Analyze(context.Background(), f, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +265,7 @@ func TestPERMf(t *testing.T) {
 			if len(r.Explanation(false).Warnings) != 0 {
 				t.Errorf("PERM carries the warnings of the cells' significance")
 			}
-			e, err := PERM{Filter: true, Fixed: tc.fixed, Seed: 4}.Explain(context.Background(), f, data)
+			e, err := PERM{Filter: true, Tests: permTests(tc.fixed), Seed: 4}.Explain(context.Background(), f, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,4 +274,12 @@ func TestPERMf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// permTests returns FixedTests when fixed, else PERM's default tests.
+func permTests(fixed bool) explain.Tests {
+	if fixed {
+		return explain.FixedTests
+	}
+	return ""
 }

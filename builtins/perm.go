@@ -6,6 +6,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/method"
 )
 
@@ -14,6 +15,11 @@ import (
 var permAlpha = method.Spec[float64]{Name: "alpha", Doc: "Benjamini–Hochberg level of PERM-f's filter",
 	Default: baselines.DefaultPERMAlpha, Range: "(0, 1)"}
 
+// permTests is PERM's choice of tests: its cells are one
+// Benjamini–Hochberg family, by default tested with Besag and Clifford's
+// sequential tests.
+var permTests = method.Spec[string]{Name: "tests", Doc: testsDoc, Default: string(explain.BesagCliffordTests)}
+
 // permMethod is PERM (baselines.PERM), with TIME's test parameters; it
 // permutes missing values as TIME's across-instance tests do
 // (docs/decisions.md, decision 21).
@@ -21,9 +27,13 @@ func permMethod() method.Method {
 	return method.Method{
 		Name:   "PERM",
 		Doc:    "permutation importance of every feature-timestep cell (effect size of a permutation test per cell); missing values permuted as by TIME",
-		Params: method.Params(permutations, sequential, permAlpha),
+		Params: method.Params(permTests, permutations, permAlpha, sequential),
 		New: func(c method.Config) (tempora.Explainer, error) {
-			return &permRun{cfg: baselines.PERM{Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
+			tests, err := testsOf(c.Values, permTests, false)
+			if err != nil {
+				return nil, err
+			}
+			return &permRun{cfg: baselines.PERM{Tests: tests, Permutations: permutations.Get(c.Values),
 				Alpha: permAlpha.Get(c.Values), Seed: c.Seed, Workers: c.Workers}}, nil
 		},
 	}

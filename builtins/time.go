@@ -3,6 +3,7 @@ package builtins
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
@@ -13,13 +14,46 @@ import (
 // tests on every cell).
 var (
 	permutations = method.Spec[int]{Name: "permutations",
-		Doc: fmt.Sprintf("permutations per test: the cap P_max of a sequential test, P of a fixed one (0: automatic, P_max = ⌈m/α⌉ − 1 for a family of m tests, P = %d fixed)",
+		Doc: fmt.Sprintf("permutations per test: with fixed tests P, the draws of every test (0: %d); with sequential tests the nominal cap P, whose smallest p-value is 1/(P+1): at most P draws (besag-clifford), ⌊4P/3⌋ + 1 (anytime; 0: P = ⌈m/α⌉ − 1 for a family of m tests)",
 			explain.DefaultPermutations),
 		Default: 0, Range: "[0, inf)"}
+	// sequential and familyStop are the deprecated spellings of tests.
 	sequential = method.Spec[bool]{Name: "sequential",
-		Doc:     "sequential Monte Carlo tests that stop once a test's outcome is clear (false: the paper's fixed-P tests)",
-		Default: true}
+		Doc:     "deprecated spelling: false is tests=fixed",
+		Default: true, Deprecated: "tests=fixed"}
+	familyStop = method.Spec[bool]{Name: "family-stop",
+		Doc:     "deprecated spelling: false is tests=besag-clifford",
+		Default: true, Deprecated: "tests=besag-clifford"}
 )
+
+// testsDoc is the help text of the tests parameter.
+var testsDoc = "p-value tests: " + strings.Join(explain.TestsNames(), ", ") + " (anytime: each test stops once its Benjamini–Hochberg decision in its family is settled; besag-clifford: Besag and Clifford's sequential tests; fixed: the paper's fixed-P tests)"
+
+// timeTests is TIME's choice of tests.
+var timeTests = method.Spec[string]{Name: "tests", Doc: testsDoc, Default: string(explain.AnytimeTests)}
+
+// testsOf returns the tests chosen in v by the tests parameter (spec,
+// whose default depends on the method) or by its deprecated spellings
+// sequential=false (fixed) and, where the method has it, family-stop=false
+// (besag-clifford); a deprecated spelling that contradicts a given tests
+// is an error.
+func testsOf(v method.Values, spec method.Spec[string], hasFamilyStop bool) (explain.Tests, error) {
+	t := spec.Get(v)
+	legacy := ""
+	switch {
+	case v.Given(sequential.Name) && !sequential.Get(v):
+		legacy = string(explain.FixedTests)
+	case hasFamilyStop && v.Given(familyStop.Name) && !familyStop.Get(v):
+		legacy = string(explain.BesagCliffordTests)
+	}
+	if legacy != "" {
+		if v.Given(spec.Name) && t != legacy {
+			return "", fmt.Errorf("tests=%s contradicts a deprecated spelling that means tests=%s", t, legacy)
+		}
+		t = legacy
+	}
+	return explain.ParseTests(t)
+}
 
 // TIME's own parameters.
 var (
@@ -28,10 +62,7 @@ var (
 	timeGamma = method.Spec[float64]{Name: "gamma", Doc: "window localisation γ: the window leaves out at most (1−γ)/2 of the importance at each end",
 		Default: explain.DefaultGamma, Range: "(0, 1)"}
 	timeHierarchy = method.Spec[string]{Name: "hierarchy", Doc: "feature-group hierarchy JSON file (empty: every feature tested alone)"}
-	familyStop    = method.Spec[bool]{Name: "family-stop",
-		Doc:     "with sequential tests, stop each test once its Benjamini–Hochberg decision in its family is settled, using anytime-valid p-values (false: Besag–Clifford's sequential tests)",
-		Default: true}
-	drawLimit = method.Spec[int]{Name: "draw-limit",
+	drawLimit     = method.Spec[int]{Name: "draw-limit",
 		Doc:     "refuse a run whose worst case (every test to its cap) exceeds this many draws, before the model is called (0: no limit)",
 		Default: explain.DefaultMaxDraws, Range: "[0, inf)"}
 	copyMemory = method.Spec[int]{Name: "copy-memory",
@@ -44,7 +75,7 @@ var (
 		Default: explain.OneSided.String()}
 	timeLengthRule = method.Spec[string]{Name: "length-rule",
 		Doc:     "on data with missing values, how across-instance tests permute sequences of different lengths: strata (only among instances whose supports cover the window alike), receiver (each instance keeps its length and takes the donor's cells inside it) or donor (the donor's whole block, padding included)",
-		Default: explain.Strata.String()}
+		Default: explain.Strata{}.String()}
 	timeWindows = method.Spec[int]{Name: "windows",
 		Doc:     "most windows per feature: the window is split at interior gaps that surely carry less than (1−γ)/2 of the importance (1: the paper's single window)",
 		Default: explain.DefaultWindows, Range: "[1, inf)"}
@@ -57,13 +88,17 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(permutations, sequential, familyStop, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeTreeFDR, timeConditional, timeLengthRule, drawLimit, copyMemory),
+		Params: method.Params(timeTests, permutations, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeTreeFDR, timeConditional, timeLengthRule, drawLimit, copyMemory, sequential, familyStop),
 		New: func(c method.Config) (tempora.Explainer, error) {
+			tests, err := testsOf(c.Values, timeTests, true)
+			if err != nil {
+				return nil, err
+			}
 			t := explain.TIME{
-				Permutations: permutations.Get(c.Values), Fixed: !sequential.Get(c.Values),
+				Tests: tests, Permutations: permutations.Get(c.Values),
 				Alpha: timeAlpha.Get(c.Values), Gamma: timeGamma.Get(c.Values),
 				Seed: c.Seed, Workers: c.Workers, Conditional: timeConditional.Get(c.Values),
-				BesagClifford: !familyStop.Get(c.Values), MaxDraws: int64(drawLimit.Get(c.Values)),
+				MaxDraws:     int64(drawLimit.Get(c.Values)),
 				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
 			}
 			if t.MaxDraws == 0 {

@@ -147,7 +147,7 @@ func BenchmarkPythonModel(b *testing.B) {
 	var acc tempora.Accounting
 	run := func(b *testing.B, model tempora.Model, k int, fixed bool) time.Duration {
 		start := time.Now()
-		e, err := (explain.TIME{Seed: 1, Workers: 2, Fixed: fixed}).Explain(context.Background(), model, data)
+		e, err := (explain.TIME{Seed: 1, Workers: 2, Tests: map[bool]explain.Tests{true: explain.FixedTests}[fixed]}).Explain(context.Background(), model, data)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/baselines"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkBaselines(b *testing.B) {
 		name string
 		exp  tempora.Explainer
 	}{
-		{"PERM", baselines.PERM{Seed: 1, Fixed: true}},
+		{"PERM", baselines.PERM{Seed: 1, Tests: explain.FixedTests}},
 		{"LIME", baselines.LIME{Seed: 1}},
 		{"SAGE", sage(baselines.Marginal)},
 		{"SAGE-m", sage(baselines.Mean)},

@@ -29,7 +29,7 @@ func BenchmarkTIMESequential(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var calls, ev int64
 			for b.Loop() {
-				ex, err := explain.TIME{Seed: 1, Fixed: fixed}.Explain(context.Background(), p.Model, p.Data)
+				ex, err := explain.TIME{Seed: 1, Tests: map[bool]explain.Tests{true: explain.FixedTests}[fixed]}.Explain(context.Background(), p.Model, p.Data)
 				if err != nil {
 					b.Fatal(err)
 				}

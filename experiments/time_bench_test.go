@@ -53,7 +53,7 @@ func BenchmarkTIME(b *testing.B) {
 				costSum += modelCost(b, p.Model, p.Data.X)
 				model.ns.Store(0)
 				b.StartTimer()
-				ex, err := explain.TIME{Seed: 1, Fixed: true}.Explain(context.Background(), model, p.Data)
+				ex, err := explain.TIME{Seed: 1, Tests: explain.FixedTests}.Explain(context.Background(), model, p.Data)
 				if err != nil {
 					b.Fatal(err)
 				}

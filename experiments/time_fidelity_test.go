@@ -240,8 +240,8 @@ func TestTIMEFidelityTable1(t *testing.T) {
 		minRatio = 3
 	)
 	seq := &mode{name: "sequential (default)"}
-	fixed := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
-	bc := &mode{name: "Besag–Clifford", cfg: explain.TIME{BesagClifford: true}}
+	fixed := &mode{name: "fixed P = 50", cfg: explain.TIME{Tests: explain.FixedTests}}
+	bc := &mode{name: "Besag–Clifford", cfg: explain.TIME{Tests: explain.BesagCliffordTests}}
 	runModes(t, table1, models, []*mode{seq, fixed, bc})
 	logModes(t, []*mode{seq, fixed, bc})
 	t.Logf("sequential vs fixed P = 50: %v", compare(seq, fixed))
@@ -321,7 +321,7 @@ func TestTIMEFidelityLoneFeature(t *testing.T) {
 	cfg := table1
 	cfg.FractionRelevant = 0.01
 	seq := &mode{name: "sequential (default)"}
-	fixed := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
+	fixed := &mode{name: "fixed P = 50", cfg: explain.TIME{Tests: explain.FixedTests}}
 	truths := runModes(t, cfg, models, []*mode{seq, fixed})
 	logModes(t, []*mode{seq, fixed})
 	found := func(m *mode) int {
@@ -348,58 +348,6 @@ func TestTIMEFidelityLoneFeature(t *testing.T) {
 			t.Errorf("fixed P = 50, problem %d: no floor warning in %q", k+1, r.ex.Warnings)
 		}
 	}
-}
-
-// TestTIMEProbeCut checks that stopping the window-search probes early
-// (the default) finds the same windows as running every probe to its cap
-// (FullProbes), on 6 Table-1 problems, and reports the probes' draws. The
-// paper-scale run repeats the check on 100 problems.
-func TestTIMEProbeCut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs TIME on 6 Table-1 problems in two modes")
-	}
-	seq := &mode{name: "sequential (default)"}
-	full := &mode{name: "sequential, full probes", cfg: explain.TIME{FullProbes: true}}
-	runModes(t, table1, 6, []*mode{seq, full})
-	checkProbeCut(t, seq, full)
-}
-
-// checkProbeCut compares the windows of a mode with probe stopping and one
-// without: every window must be the same, or lie within the uncertainty
-// of the full run's ends.
-func checkProbeCut(t *testing.T, cut, full *mode) {
-	t.Helper()
-	same, total := 0, 0
-	var draws, fullDraws int64
-	for k := range cut.runs {
-		a, b := cut.runs[k].ex, full.runs[k].ex
-		draws += a.Accounting.Draws[1].Draws
-		fullDraws += b.Accounting.Draws[1].Draws
-		for j := range a.Features {
-			wa, wb := a.Features[j].Window, b.Features[j].Window
-			if (wa == nil) != (wb == nil) {
-				t.Fatalf("problem %d feature %d: windows %v and %v (the overall decisions differ)", k+1, j, wa, wb)
-			}
-			if wa == nil {
-				continue
-			}
-			total++
-			// Under the one-sided rule a probe that stopped once its
-			// interval cleared the threshold may not clear it after all
-			// its draws; the full run then reports that end as uncertain,
-			// so a differing window must lie within its ranges.
-			fr := b.Features[j].Windows[0]
-			switch {
-			case *wa == *wb:
-				same++
-			case fr.StartRange.Contains(wa.Start) && fr.EndRange.Contains(wa.End):
-				t.Logf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
-			default:
-				t.Errorf("problem %d feature %d: window %v with probe stopping, %v (start in %v, end in %v) with full probes", k+1, j, *wa, *wb, fr.StartRange, fr.EndRange)
-			}
-		}
-	}
-	t.Logf("probe stopping: %d/%d windows unchanged; window-search draws %d instead of %d (%.1f%%)", same, total, draws, fullDraws, 100*float64(draws)/float64(fullDraws))
 }
 
 // fixedStageA returns the feature decisions of TIME in fixed mode with p
@@ -441,8 +389,8 @@ func fixedStageA(t *testing.T, prob *synth.Problem, seed uint64, p int, alpha fl
 //     against π₀α, BH's bound); sequential feature decisions identical to
 //     fixed P = P_max = 99 on at least 98% of features (the fixed decisions
 //     come from its overall tests and BH, fixedStageA, checked against a
-//     whole fixed run on the first problem); windows unchanged by the probe
-//     cut on the first 20 problems.
+//     whole fixed run on the first problem). The probe cut's windows are
+//     checked against full probes by explain's TestProbeCut.
 //   - one relevant feature among 10, 100 problems: found in at least 90%.
 //   - wide data, 1000 × 100 × 20 with 10 relevant, TEMPORA_WIDE_MODELS
 //     problems (default 5; the reported run used 20 and
@@ -458,16 +406,12 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 	}
 	const alpha = explain.DefaultAlpha
 	t.Run("table1", func(t *testing.T) {
-		const models, probeModels, pmax = 100, 20, 99
+		const models, pmax = 100, 99
 		seq := &mode{name: "sequential (default)"}
-		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
-		full := &mode{name: "sequential, full probes", cfg: explain.TIME{FullProbes: true}}
+		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Tests: explain.FixedTests}}
 		same, total := 0, 0
 		for k := range models {
 			ms := []*mode{seq, fixed50}
-			if k < probeModels {
-				ms = append(ms, full)
-			}
 			seed := uint64(k + 1)
 			prob, err := synth.Generate(table1, seed)
 			if err != nil {
@@ -482,7 +426,7 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 			}
 			dec := fixedStageA(t, prob, seed, pmax, alpha)
 			if k == 0 {
-				ex, err := explain.TIME{Fixed: true, Permutations: pmax, Seed: seed}.Explain(context.Background(), prob.Model, prob.Data)
+				ex, err := explain.TIME{Tests: explain.FixedTests, Permutations: pmax, Seed: seed}.Explain(context.Background(), prob.Model, prob.Data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -507,7 +451,6 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 		t.Logf("feature decisions identical to fixed P = P_max = %d: %d of %d", pmax, same, total)
 		t.Logf("instance evaluations: fixed P = 50 / sequential = %.3f", float64(fixed50.evals())/float64(seq.evals()))
 		t.Logf("sequential draws:\n%s", drawTable(seq))
-		checkProbeCut(t, &mode{runs: seq.runs[:probeModels]}, full)
 		if frac := float64(same) / float64(total); frac < 0.98 {
 			t.Errorf("sequential and fixed P = P_max agree on %.3f of the features, want 0.98", frac)
 		}
@@ -532,7 +475,7 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 		cfg := table1
 		cfg.FractionRelevant = 0.01
 		seq := &mode{name: "sequential (default)"}
-		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
+		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Tests: explain.FixedTests}}
 		truths := runModes(t, cfg, models, []*mode{seq, fixed50})
 		logModes(t, []*mode{seq, fixed50})
 		for _, m := range []*mode{seq, fixed50} {
@@ -558,7 +501,7 @@ func TestTIMESequentialPaperScale(t *testing.T) {
 		const pmax = 999
 		cfg := synth.Config{Instances: 1000, Features: 100, Timesteps: 20, FractionRelevant: 0.1, Task: tempora.Classification, Noise: synth.AutoNoise}
 		seq := &mode{name: "sequential (default)"}
-		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Fixed: true}}
+		fixed50 := &mode{name: "fixed P = 50", cfg: explain.TIME{Tests: explain.FixedTests}}
 		runModes(t, cfg, models, []*mode{seq, fixed50})
 		logModes(t, []*mode{seq, fixed50})
 		t.Logf("sequential draws:\n%s", drawTable(seq))

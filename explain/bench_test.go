@@ -74,7 +74,7 @@ func BenchmarkTIME(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := (explain.TIME{Seed: 1, Fixed: fixed}).Explain(context.Background(), f, data); err != nil {
+				if _, err := (explain.TIME{Seed: 1, Tests: testsOf(fixed)}).Explain(context.Background(), f, data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -182,7 +182,7 @@ func BenchmarkMaskCost(b *testing.B) {
 				w := tempora.Window{Start: 0, End: sh.l - 1}
 				tests = append(tests,
 					explain.Test{Features: []int{j}, Window: w, Permutations: draws, Key: "across/" + strconv.Itoa(j)},
-					explain.Test{Features: []int{j}, Window: w, Kind: explain.WithinWindow, Permutations: draws, Key: "within/" + strconv.Itoa(j)})
+					explain.Test{Features: []int{j}, Window: w, Kind: explain.WithinWindow{}, Permutations: draws, Key: "within/" + strconv.Itoa(j)})
 			}
 			engine := func(masked bool) *explain.Engine {
 				defer func(f bool) { *explain.ForceMasked = f }(*explain.ForceMasked)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -62,10 +61,69 @@ import (
 
 // Conditional is the conditional across-instance perturbation: draw π
 // replaces the block of instance i by its fitted values given the other
-// features plus the residuals of instance π(i) (see conditional.go). Its
+// features plus the residuals of instance π(i) (see above). Its
 // permutations, exact enumeration and streams are those of
-// AcrossInstances.
-const Conditional Perturbation = WithinWindow + 1
+// AcrossInstances. It needs complete data.
+type Conditional struct{}
+
+// String returns "conditional".
+func (Conditional) String() string { return "conditional" }
+
+func (Conditional) prepare(e *Engine, t *Test) (drawer, error) {
+	if e.masked {
+		return nil, fmt.Errorf("conditional tests need complete data, and this data has missing values (NaN)")
+	}
+	f, err := e.conditional(t.Features)
+	if err != nil {
+		return nil, err
+	}
+	return condDrawer{src: e.data.X, t: t, fit: f}, nil
+}
+
+// condDrawer draws a conditional test.
+type condDrawer struct {
+	src *tempora.Tensor
+	t   *Test
+	fit *condFit
+}
+
+func (d condDrawer) size() int { return d.src.M }
+
+// arrange applies the stratified sampler's strata (condStrata, tests
+// only).
+func (d condDrawer) arrange(perm []int, ws *workspace) []int {
+	if d.fit.strata == nil {
+		return perm
+	}
+	out, _ := ws.scratch(len(perm))
+	withinStrata(out, perm, d.fit.strata)
+	return out
+}
+
+// rows writes the draw into rows [i0, i0+dst.M) of the data: the block of
+// row i becomes x_{π(i)} + f_i − f_{π(i)} over the window.
+func (d condDrawer) rows(dst *tempora.Tensor, i0 int, perm []int) {
+	f, src := d.fit, d.src
+	g, l := len(f.feats), f.l
+	start, end := d.t.Window.Start, d.t.Window.End
+	for r := range dst.M {
+		i := i0 + r
+		pi := perm[i]
+		for gi, j := range d.t.Features {
+			out := dst.Data[dst.Index(r, j, start) : dst.Index(r, j, end)+1]
+			in := src.Data[src.Index(pi, j, start):]
+			if f.strata != nil {
+				copy(out, in)
+				continue
+			}
+			fi := f.fit[(i*g+gi)*l+start:]
+			fp := f.fit[(pi*g+gi)*l+start:]
+			for t := range out {
+				out[t] = in[t] + fi[t] - fp[t]
+			}
+		}
+	}
+}
 
 // conditionalLags is the largest lag |δ| of the other features' values
 // x_k[t+δ] in the regression of x_j[t].
@@ -89,41 +147,32 @@ type condFit struct {
 	strata []int // stratum of each instance (condStrata > 0 only)
 }
 
-// condCache holds the fits of an Engine, by feature set. Fits are computed
-// on first use and never change.
-type condCache struct {
-	mu   sync.Mutex
-	gram *gramSet
-	fits map[string]*condFit
-}
-
 // conditional returns the fit of feature set feats, computing it on first
-// use.
+// use; the cross-products it is solved from are computed once per Engine.
 func (e *Engine) conditional(feats []int) (*condFit, error) {
 	key := make([]string, len(feats))
 	for i, j := range feats {
 		key[i] = strconv.Itoa(j)
 	}
-	k := strings.Join(key, ",")
-	c := &e.cond
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f, ok := c.fits[k]; ok {
-		return f, nil
-	}
-	if c.gram == nil {
-		c.gram = newGramSet(e.data.X)
-	}
-	f, err := fitConditional(e.data.X, feats, c.gram)
+	gram, err := e.memo(gramKey{}, func() (any, error) { return newGramSet(e.data.X), nil })
 	if err != nil {
 		return nil, err
 	}
-	if c.fits == nil {
-		c.fits = map[string]*condFit{}
+	f, err := e.memo(condKey(strings.Join(key, ",")), func() (any, error) {
+		return fitConditional(e.data.X, feats, gram.(*gramSet))
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.fits[k] = f
-	return f, nil
+	return f.(*condFit), nil
 }
+
+// gramKey and condKey are the Engine's memo keys of the cross-products
+// and of the fit of a feature set.
+type (
+	gramKey struct{}
+	condKey string
+)
 
 // gramSet holds, for every timestep t, the centred cross-products of the
 // lagged columns that any regression at t can use: the values x_k[u] of
@@ -312,44 +361,14 @@ func withinStrata(out, perm, strata []int) {
 	}
 }
 
-// permuteConditional writes draw perm of test p into rows [i0, i0+dst.M)
-// of the data (dst holds those rows; src is the whole data): the block of
-// row i becomes x_{π(i)} + f_i − f_{π(i)} over the window.
-func permuteConditional(dst, src *tempora.Tensor, i0 int, p *plan, perm []int) {
-	f := p.cond
-	if f.strata != nil {
-		sp := make([]int, len(perm))
-		withinStrata(sp, perm, f.strata)
-		perm = sp
-	}
-	g, l := len(f.feats), f.l
-	start, end := p.Window.Start, p.Window.End
-	for r := range dst.M {
-		i := i0 + r
-		pi := perm[i]
-		for gi, j := range p.Features {
-			out := dst.Data[dst.Index(r, j, start) : dst.Index(r, j, end)+1]
-			in := src.Data[src.Index(pi, j, start):]
-			if f.strata != nil {
-				copy(out, in)
-				continue
-			}
-			fi := f.fit[(i*g+gi)*l+start:]
-			fp := f.fit[(pi*g+gi)*l+start:]
-			for t := range out {
-				out[t] = in[t] + fi[t] - fp[t]
-			}
-		}
-	}
-}
-
 // across returns the across-instance perturbation of the configuration:
-// Conditional with c.Conditional, else AcrossInstances.
+// Conditional with c.Conditional, else AcrossInstances under the length
+// rule.
 func (c TIME) across() Perturbation {
 	if c.Conditional {
-		return Conditional
+		return Conditional{}
 	}
-	return AcrossInstances
+	return AcrossInstances{Lengths: c.LengthRule}
 }
 
 // conditionalTestName is the Explanation.Test of a conditional TIME run.

@@ -109,7 +109,7 @@ func TestConditionalSamplerLinear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &plan{Test: Test{Features: []int{1}, Window: tempora.Window{End: 5}, Kind: Conditional}, cond: f}
+	d := condDrawer{src: data.X, t: &Test{Features: []int{1}, Window: tempora.Window{End: 5}, Kind: Conditional{}}, fit: f}
 	x := data.X.Clone()
 	perm := make([]int, x.M)
 	rng := tempora.NewRand(2, "perm")
@@ -117,7 +117,7 @@ func TestConditionalSamplerLinear(t *testing.T) {
 		perm[i] = i
 	}
 	rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-	permuteConditional(x, data.X, 0, p, perm)
+	d.rows(x, 0, perm)
 	corr := func(x *tempora.Tensor, t int) (float64, float64) {
 		var sa, sb, saa, sbb, sab float64
 		n := float64(x.M)
@@ -139,7 +139,7 @@ func TestConditionalSamplerLinear(t *testing.T) {
 		if c, _ := corr(x, ts); math.Abs(c) > 0.1 {
 			t.Errorf("t=%d: marginal draw has corr(A, B) = %.3f, want about 0", ts, c)
 		}
-		permuteConditional(x, data.X, 0, p, perm)
+		d.rows(x, 0, perm)
 	}
 }
 
@@ -151,13 +151,13 @@ func TestConditionalFitAllFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &plan{Test: Test{Features: []int{0, 1}, Window: tempora.Window{Start: 1, End: 3}, Kind: Conditional}, cond: f}
+	d := condDrawer{src: data.X, t: &Test{Features: []int{0, 1}, Window: tempora.Window{Start: 1, End: 3}, Kind: Conditional{}}, fit: f}
 	perm := make([]int, 50)
 	for i := range perm {
 		perm[i] = (i + 7) % 50
 	}
 	x, y := data.X.Clone(), data.X.Clone()
-	permuteConditional(x, data.X, 0, p, perm)
+	d.rows(x, 0, perm)
 	tempora.PermuteInstances(y, data.X, []int{0, 1}, 1, 3, perm)
 	for i := range x.Data {
 		if math.Abs(x.Data[i]-y.Data[i]) > 1e-12 {
@@ -182,7 +182,7 @@ func TestConditionalMeasure(t *testing.T) {
 					name   string
 					k      Perturbation
 					strata int
-				}{{"marginal", AcrossInstances, 0}, {"residual", Conditional, 0}, {"strata10", Conditional, 10}} {
+				}{{"marginal", AcrossInstances{}, 0}, {"residual", Conditional{}, 0}, {"strata10", Conditional{}, 10}} {
 					condStrata = s.strata
 					var ra, rb, fd float64
 					for k := range trials {
@@ -295,7 +295,7 @@ func TestConditionalCalibration(t *testing.T) {
 		var fdp, power float64
 		for k := range trials {
 			data, w := corrWorld(200, 8, 3, c.rho, c.nonlinear, uint64(1000+k))
-			rej := featureFamily(t, data, corrModel(w, true), Conditional, uint64(k))
+			rej := featureFamily(t, data, corrModel(w, true), Conditional{}, uint64(k))
 			var r, v int
 			for j, x := range rej {
 				if x {
@@ -331,9 +331,9 @@ func TestConditionalChunkedWorkers(t *testing.T) {
 	data, w := corrWorld(60, 8, 2, 0.9, false, 21)
 	m := corrModel(w, true)
 	tests := []Test{
-		{Features: []int{1}, Window: tempora.Window{End: 7}, Kind: Conditional, Permutations: 30, Key: "b"},
-		{Features: []int{0, 1}, Window: tempora.Window{End: 7}, Kind: Conditional, Permutations: 30, Key: "ab"},
-		{Features: []int{0}, Window: tempora.Window{Start: 2, End: 5}, Kind: Conditional, Permutations: 30, Key: "a-window", Stop: SequentialStop(0.1, 30)},
+		{Features: []int{1}, Window: tempora.Window{End: 7}, Kind: Conditional{}, Permutations: 30, Key: "b"},
+		{Features: []int{0, 1}, Window: tempora.Window{End: 7}, Kind: Conditional{}, Permutations: 30, Key: "ab"},
+		{Features: []int{0}, Window: tempora.Window{Start: 2, End: 5}, Kind: Conditional{}, Permutations: 30, Key: "a-window", Stop: SequentialStop(0.1, 30)},
 	}
 	run := func(workers int) []TestResult {
 		eng, err := NewEngine(m, data, nil, 4, workers)

@@ -71,12 +71,9 @@ func (c TIME) EstimateEvals(data *tempora.Dataset) (int64, bool) {
 func (c TIME) capOf(m int) float64 {
 	p := float64(c.Permutations)
 	if c.Permutations == 0 {
-		p = math.Max(1, math.Ceil(float64(m)/c.Alpha-1e-9)-1)
+		p = minPermutations(float64(m), c.Alpha)
 	}
-	if c.anytime() {
-		return math.Floor(4*p/3) + 1
-	}
-	return p
+	return c.mode().capOf(p)
 }
 
 // orderingCapOf returns the most draws of a within-window test of w
@@ -111,7 +108,7 @@ func (c TIME) familyCapOf(m int) float64 {
 	if c.Permutations > 0 {
 		return float64(c.Permutations)
 	}
-	return math.Max(1, math.Ceil(float64(PowerHits*m)/c.Alpha-1e-9)-1)
+	return minPermutations(float64(PowerHits*m), c.Alpha)
 }
 
 // cost returns the worst case of c (defaults filled in) for the top family.

@@ -41,7 +41,7 @@ func TestCostGuard(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "above the limit") || calls != 0 {
 		t.Errorf("limit below the estimate %v: error %v after %d calls", cost.Draws, err, calls)
 	}
-	for _, cfg := range []explain.TIME{{}, {BesagClifford: true}, {Fixed: true}, {Permutations: 30}, {Alpha: 1e-3, MaxDraws: -1}} {
+	for _, cfg := range []explain.TIME{{}, {Tests: explain.BesagCliffordTests}, {Tests: explain.FixedTests}, {Permutations: 30}, {Alpha: 1e-3, MaxDraws: -1}} {
 		cost, err := cfg.Estimate(data)
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestCostBoundsSeveralWindows(t *testing.T) {
 		return nil
 	})
 	data := regressionData(t, x, model, 0.1, 3)
-	for _, cfg := range []explain.TIME{{}, {Windows: 1}, {BesagClifford: true}, {Permutations: 30}, {Fixed: true}} {
+	for _, cfg := range []explain.TIME{{}, {Windows: 1}, {Tests: explain.BesagCliffordTests}, {Permutations: 30}, {Tests: explain.FixedTests}} {
 		cost, err := cfg.Estimate(data)
 		if err != nil {
 			t.Fatal(err)

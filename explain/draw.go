@@ -24,8 +24,8 @@ type workspace struct {
 	x          *tempora.Tensor
 	pred, loss []float64
 	perm       []int
-	// buf and cnt are the scratch of the Strata length rule (stratify).
-	buf, cnt []int
+	// ints are scratch of the drawers' arrange (scratch).
+	ints [2][]int
 	// pcg and rng are the workspace's generator, reseeded per draw with
 	// tempora.SeedPCG so that no draw allocates one.
 	pcg *rand.PCG
@@ -37,6 +37,16 @@ type workspace struct {
 	// deferred makes draw perturb x and return without evaluating it: the
 	// resident path (resident.go) sends the block and evaluates later.
 	deferred bool
+}
+
+// scratch returns two slices of n ints, kept between draws.
+func (ws *workspace) scratch(n int) ([]int, []int) {
+	for k := range ws.ints {
+		if cap(ws.ints[k]) < n {
+			ws.ints[k] = make([]int, n)
+		}
+	}
+	return ws.ints[0][:n], ws.ints[1][:n]
 }
 
 // clean restores the dirty block, if any.
@@ -75,9 +85,6 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
 	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
-	if e.masked && e.rule == Strata {
-		ws.buf, ws.cnt = make([]int, x.M), make([]int, x.M)
-	}
 	switch rows := e.chunkRows(); {
 	case !withCopy:
 	case rows == x.M:
@@ -155,21 +162,7 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	if ws.dirty != p {
 		ws.clean(src)
 	}
-	start, end := p.Window.Start, p.Window.End
-	switch {
-	case e.masked && p.Kind == WithinWindow:
-		for i := range src.M {
-			e.permuteRow(ws.x.Data, i, i, p, perm)
-		}
-	case e.masked && e.rule != Donor:
-		tempora.PermuteInstancesWithin(ws.x, src, p.Features, start, end, perm, e.obs.Support)
-	case p.Kind == AcrossInstances:
-		tempora.PermuteInstances(ws.x, src, p.Features, start, end, perm)
-	case p.Kind == WithinWindow:
-		tempora.PermuteTimesteps(ws.x, src, p.Features, start, end, perm)
-	case p.Kind == Conditional:
-		permuteConditional(ws.x, src, 0, p, perm)
-	}
+	p.drawer.rows(ws.x, 0, perm)
 	ws.dirty = p
 	if ws.deferred {
 		return 0, nil
@@ -177,10 +170,10 @@ func (e *Engine) draw(ws *workspace, p *plan, d int) (float64, error) {
 	return e.evaluate(ws, ws.x)
 }
 
-// permutation returns draw d's permutation of test p, in ws.perm: of the
-// instances for an across-instance test, of the window's timesteps for a
-// within-window test. It depends on the run seed, the test's key and d
-// alone, never on the worker.
+// permutation returns draw d's permutation of test p: the uniform
+// permutation of its drawer's elements (instances or the window's
+// timesteps), in ws.perm, as its drawer arranges it. It depends on the run
+// seed, the test's key and d alone, never on the worker.
 func (e *Engine) permutation(ws *workspace, p *plan, d int) []int {
 	perm := ws.perm[:p.n]
 	if p.exact {
@@ -193,67 +186,38 @@ func (e *Engine) permutation(ws *workspace, p *plan, d int) []int {
 		tempora.SeedPCG(ws.pcg, e.seed, p.Key, strconv.Itoa(d))
 		ws.rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 	}
-	if p.strata != nil {
-		p.strata.stratify(perm, ws.buf, ws.cnt)
-	}
-	return perm
+	return p.drawer.arrange(perm, ws)
 }
 
 // drawBlock writes draw d of test p straight into vals, in the layout of
-// a tempora.Block over all instances, when the draw is a plain permutation
-// of complete data (across instances or within the window), and reports
-// whether it did; other draws (missing values, conditional) are drawn on
-// the working copy and gathered from it.
+// a held model's block over all instances, when its drawer can, and
+// reports whether it did; other draws are drawn on the working copy and
+// gathered from it.
 func (e *Engine) drawBlock(vals []float64, ws *workspace, p *plan, d int) bool {
-	if e.masked || (p.Kind != AcrossInstances && p.Kind != WithinWindow) {
+	bd, ok := p.drawer.(blockDrawer)
+	if !ok {
 		return false
 	}
-	perm := e.permutation(ws, p, d)
-	if p.Kind == AcrossInstances {
-		tempora.PermuteInstancesBlock(vals, e.data.X, p.Features, p.Window.Start, p.Window.End, perm)
-	} else {
-		tempora.PermuteTimestepsBlock(vals, e.data.X, p.Features, p.Window.Start, p.Window.End, perm)
-	}
+	bd.block(vals, e.permutation(ws, p, d))
 	return true
 }
 
 // drawChunked evaluates a draw of test p with permutation perm chunk by
 // chunk: each chunk of instances is copied from the data into the working
-// copy, its block is perturbed as PermuteInstances or PermuteTimesteps
-// would perturb it in a full copy, and it is predicted.
+// copy, its rows are perturbed as the draw perturbs them in a full copy,
+// and it is predicted.
 func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error) {
 	src := e.data.X
-	d, l := src.D, src.L
-	start, end := p.Window.Start, p.Window.End
+	n := src.D * src.L
 	nan := math.NaN()
 	for i := range ws.pred {
 		ws.pred[i] = nan
 	}
 	for i0 := 0; i0 < src.M; i0 += ws.x.M {
 		i1 := min(i0+ws.x.M, src.M)
-		chunk := &tempora.Tensor{M: i1 - i0, D: d, L: l, Data: ws.x.Data[:(i1-i0)*d*l]}
-		copy(chunk.Data, src.Data[i0*d*l:i1*d*l])
-		for r := 0; r < chunk.M && e.masked; r++ {
-			e.permuteRow(chunk.Data, r, i0+r, p, perm)
-		}
-		for r := 0; r < chunk.M && p.Kind != Conditional && !e.masked; r++ {
-			i := i0 + r
-			for _, j := range p.Features {
-				dst := chunk.Data[(r*d+j)*l+start : (r*d+j)*l+end+1]
-				switch p.Kind {
-				case AcrossInstances:
-					copy(dst, src.Data[(perm[i]*d+j)*l+start:])
-				case WithinWindow:
-					s := src.Data[(i*d+j)*l+start:]
-					for k, o := range perm {
-						dst[k] = s[o]
-					}
-				}
-			}
-		}
-		if p.Kind == Conditional {
-			permuteConditional(chunk, src, i0, p, perm)
-		}
+		chunk := &tempora.Tensor{M: i1 - i0, D: src.D, L: src.L, Data: ws.x.Data[:(i1-i0)*n]}
+		copy(chunk.Data, src.Data[i0*n:i1*n])
+		p.drawer.rows(chunk, i0, perm)
 		if err := e.predict(ws.pred[i0:i1], chunk); err != nil {
 			return 0, err
 		}

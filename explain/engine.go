@@ -3,42 +3,13 @@ package explain
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/pool"
 )
-
-// Perturbation is the kind of permutation a Test applies to its block (its
-// features over its window).
-type Perturbation int
-
-const (
-	// AcrossInstances replaces the block of every instance i by the block of
-	// instance π(i), for one uniform random permutation π of the M instances
-	// per draw, shared by every feature and timestep of the block. π may have
-	// fixed points.
-	AcrossInstances Perturbation = iota
-	// WithinWindow reorders the timesteps of the window by one uniform random
-	// permutation per draw, shared by every instance and every feature of the
-	// block.
-	WithinWindow
-)
-
-// String returns "across-instances", "within-window" or "conditional".
-func (k Perturbation) String() string {
-	switch k {
-	case AcrossInstances:
-		return "across-instances"
-	case WithinWindow:
-		return "within-window"
-	case Conditional:
-		return "conditional"
-	}
-	return "Perturbation(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Test is one permutation test: the block of Features over Window is
 // perturbed by Kind, up to Permutations times, and each perturbed copy of
@@ -65,15 +36,17 @@ type Test struct {
 	Features []int
 	// Window is the block's timestep range.
 	Window tempora.Window
-	// Kind is the perturbation.
+	// Kind is the perturbation; nil is AcrossInstances{} (with the Strata
+	// length rule).
 	Kind Perturbation
 	// Permutations is the largest number of draws, at least 1: the number
 	// of draws of a test that does not stop early (P_max).
 	Permutations int
 	// Key names the random stream.
 	Key string
-	// Stop is the stopping rule; its zero value never stops early, so the
-	// test makes exactly Permutations draws (a fixed-P test).
+	// Stop is the stopping rule; nil is Fixed: the test makes exactly
+	// Permutations draws. A rule that stops by its family's decision
+	// (Anytime) needs the test to be run in a Family (RunFamilies).
 	Stop Stop
 }
 
@@ -138,23 +111,20 @@ type Engine struct {
 	mu     sync.Mutex // serialises Run and guards spaces
 	spaces []*workspace
 
-	cond condCache // fits of the Conditional tests (conditional.go)
-
-	// Missing values (missing.go): the data's observation summary; masked
-	// when the data has missing values (the draws then follow
-	// docs/decisions.md, decision 19); the length rule of the
-	// across-instance draws.
-	obs    *tempora.Observation
-	masked bool
-	rule   LengthRule
+	// The data's observation summary; masked when the data has missing
+	// values (the draws then follow docs/decisions.md, decision 19), and
 	// complete[i*D+j] reports that series (i, j) has no missing cell
 	// (masked only).
+	obs      *tempora.Observation
+	masked   bool
 	complete []bool
-	// strataMu guards strataCache, the Strata rule's strata by window.
-	strataMu    sync.Mutex
-	strataCache map[tempora.Window]*strata
 
-	res residentState // a BlockModel's resident path (resident.go)
+	// memos holds what perturbations compute once per Engine (the
+	// conditional fits, the strata of a window), by key (memo).
+	memoMu sync.Mutex
+	memos  map[any]any
+
+	res residentState // a held model's resident path (resident.go)
 }
 
 // NewEngine validates the model's inputs, predicts the data once and
@@ -163,10 +133,8 @@ type Engine struct {
 // while the Engine is in use.
 //
 // The data may have missing values (NaN; see tempora.Dataset.Observe):
-// across-instance draws then permute instances only among those whose
-// supports cover the test's window alike (Strata), and within-window draws
-// permute observed positions only (missing.go, docs/decisions.md,
-// decision 19).
+// each perturbation then draws as its documentation says (missing.go,
+// docs/decisions.md, decision 19).
 //
 // It returns an error for a nil model, invalid data (see
 // tempora.Dataset.Observe; at least 2 instances are needed), a negative
@@ -184,12 +152,11 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	return newEngine(m, data, obs, Strata, loss, seed, workers)
+	return newEngine(m, data, obs, loss, seed, workers)
 }
 
-// newEngine is NewEngine for data already observed, with the length rule
-// of the across-instance draws.
-func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation, rule LengthRule, loss tempora.Loss, seed uint64, workers int) (*Engine, error) {
+// newEngine is NewEngine for data already observed.
+func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation, loss tempora.Loss, seed uint64, workers int) (*Engine, error) {
 	if workers < 0 {
 		return nil, fmt.Errorf("explain: negative worker count %d", workers)
 	}
@@ -198,9 +165,7 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 		loss = tempora.LossFor(data.Task)
 	}
 	e := &Engine{model: m, data: data, loss: loss, seed: seed, workers: workers}
-	if err := e.setObservation(obs, rule); err != nil {
-		return nil, err
-	}
+	e.setObservation(obs)
 	ws := e.newWorkspace(false)
 	mean, err := e.evaluate(ws, data.X)
 	if err != nil {
@@ -225,73 +190,78 @@ func (e *Engine) Accounting() tempora.Accounting {
 	return tempora.Accounting{ModelCalls: e.calls.Load(), InstanceEvals: e.evals.Load()}
 }
 
-// plan is a validated test with its draw count.
-type plan struct {
-	Test
-	n     int  // number of elements permuted
-	draws int  // the most draws
-	exact bool // enumerate all non-identity permutations
-	cond  *condFit
-	// strata are the strata of an across-instance test under the Strata
-	// rule on data with missing values; nil for one stratum.
-	strata *strata
+// memo returns the value of key, computing it with build on first use
+// (an error is returned and not kept).
+func (e *Engine) memo(key any, build func() (any, error)) (any, error) {
+	e.memoMu.Lock()
+	defer e.memoMu.Unlock()
+	if v, ok := e.memos[key]; ok {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if e.memos == nil {
+		e.memos = map[any]any{}
+	}
+	e.memos[key] = v
+	return v, nil
 }
 
-func (e *Engine) plan(i int, t Test) (plan, error) {
+// plan is a validated test with its drawer and draw count.
+type plan struct {
+	Test
+	drawer drawer
+	n      int  // number of elements permuted
+	draws  int  // the most draws
+	exact  bool // enumerate all non-identity permutations
+}
+
+// plan validates test i into p, which must not move afterwards (its
+// drawer refers to p.Test).
+func (e *Engine) plan(p *plan, i int, t Test) error {
 	x := e.data.X
 	if len(t.Features) == 0 {
-		return plan{}, fmt.Errorf("explain: test %d (%q) permutes no features", i, t.Key)
+		return fmt.Errorf("explain: test %d (%q) permutes no features", i, t.Key)
 	}
 	for k, j := range t.Features {
 		if j < 0 || j >= x.D {
-			return plan{}, fmt.Errorf("explain: test %d (%q) permutes feature %d, data has %d features", i, t.Key, j, x.D)
+			return fmt.Errorf("explain: test %d (%q) permutes feature %d, data has %d features", i, t.Key, j, x.D)
 		}
-		for _, j2 := range t.Features[:k] {
-			if j2 == j {
-				return plan{}, fmt.Errorf("explain: test %d (%q) lists feature %d twice", i, t.Key, j)
-			}
+		if slices.Contains(t.Features[:k], j) {
+			return fmt.Errorf("explain: test %d (%q) lists feature %d twice", i, t.Key, j)
 		}
 	}
 	if t.Window.Start < 0 || t.Window.End >= x.L || t.Window.Start > t.Window.End {
-		return plan{}, fmt.Errorf("explain: test %d (%q) has window %v outside [0, %d]", i, t.Key, t.Window, x.L-1)
+		return fmt.Errorf("explain: test %d (%q) has window %v outside [0, %d]", i, t.Key, t.Window, x.L-1)
 	}
 	if t.Permutations < 1 {
-		return plan{}, fmt.Errorf("explain: test %d (%q) has %d permutations, need at least 1", i, t.Key, t.Permutations)
+		return fmt.Errorf("explain: test %d (%q) has %d permutations, need at least 1", i, t.Key, t.Permutations)
 	}
-	if err := t.Stop.validate(); err != nil {
-		return plan{}, fmt.Errorf("explain: test %d (%q) %v", i, t.Key, err)
-	}
-	p := plan{Test: t, draws: t.Permutations}
-	switch t.Kind {
-	case AcrossInstances:
-		p.n = x.M
-	case WithinWindow:
-		p.n = t.Window.Len()
-	case Conditional:
-		p.n = x.M
-		if e.masked {
-			return plan{}, fmt.Errorf("explain: test %d (%q): conditional tests need complete data, and this data has missing values (NaN)", i, t.Key)
+	if t.Stop != nil {
+		if err := t.Stop.validate(); err != nil {
+			return fmt.Errorf("explain: test %d (%q) %v", i, t.Key, err)
 		}
-		c, err := e.conditional(t.Features)
-		if err != nil {
-			return plan{}, err
-		}
-		p.cond = c
-	default:
-		return plan{}, fmt.Errorf("explain: test %d (%q) has unknown perturbation %d", i, t.Key, int(t.Kind))
 	}
+	if t.Kind == nil {
+		t.Kind = AcrossInstances{}
+	}
+	*p = plan{Test: t, draws: t.Permutations}
+	d, err := t.Kind.prepare(e, &p.Test)
+	if err != nil {
+		return fmt.Errorf("explain: test %d (%q): %w", i, t.Key, err)
+	}
+	p.drawer, p.n = d, d.size()
 	if f, ok := exactDraws(p.n, t.Permutations); ok {
 		p.exact, p.draws = true, f
-	}
-	if e.masked && t.Kind == AcrossInstances && e.rule == Strata {
-		p.strata = e.strataOf(t.Window)
 	}
 	if e.masked && !e.blockObserved(t.Features, t.Window) {
 		// Every permutation of a block with no observed value leaves the
 		// data unchanged: no draw, score 0, p-value 1.
 		p.exact, p.draws = false, 0
 	}
-	return p, nil
+	return nil
 }
 
 // run is the state of one test during Run: its plan, its p-value rule and
@@ -315,25 +285,34 @@ type item struct {
 // from its own stream (or, for exact tests, from its rank), the batches
 // depend only on the tests' own draws, and sums are taken in draw order, so
 // the results and the accounting are identical for any number of workers.
-// Memory does not grow with Permutations. The p-value rule is sequence's
-// (pvalue.go).
+// Memory does not grow with Permutations.
 //
-// Run returns an error for an invalid test, a failing model, a non-finite
+// Run returns an error for an invalid test (a test whose rule needs a
+// family among them: use RunFamilies), a failing model, a non-finite
 // prediction or loss, or when ctx is cancelled.
 func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
+	return e.run(ctx, tests, nil)
+}
+
+// run runs tests, the families fams (ranges of tests) settling between
+// batches.
+func (e *Engine) run(ctx context.Context, tests []Test, fams []familyRange) ([]TestResult, error) {
 	plans := make([]plan, len(tests))
 	runs := make([]run, len(tests))
+	inFamily := make([]bool, len(tests))
+	for _, f := range fams {
+		for i := f.lo; i < f.hi; i++ {
+			inFamily[i] = true
+		}
+	}
 	for i, t := range tests {
-		p, err := e.plan(i, t)
-		if err != nil {
+		if err := e.plan(&plans[i], i, t); err != nil {
 			return nil, err
 		}
-		plans[i] = p
-		runs[i] = run{plan: &plans[i], seq: newSequence(p.Stop, p.draws, p.exact, e.baseMean)}
-	}
-	families, err := anytimeFamilies(runs)
-	if err != nil {
-		return nil, err
+		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.baseMean)}
+		if _, ok := runs[i].seq.rule.(familyStopper); ok && !inFamily[i] {
+			return nil, fmt.Errorf("explain: test %d (%q) stops by its family's decision and is in no family (Engine.RunFamilies)", i, t.Key)
+		}
 	}
 
 	e.mu.Lock()
@@ -360,8 +339,8 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 				r.lo, r.hi = 0, 0
 			}
 		}
-		for _, f := range families {
-			settle(f.seqs, f.alpha)
+		for _, f := range fams {
+			f.settle(runs)
 		}
 	}
 
@@ -370,37 +349,6 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 		res[i] = runs[i].seq.result()
 	}
 	return res, nil
-}
-
-// family is the anytime tests of one Run with the same Stop.Family.
-type family struct {
-	alpha float64
-	seqs  []*sequence
-}
-
-// anytimeFamilies groups the runs' anytime tests by family, in order of
-// first appearance. It returns an error when the tests of a family do not
-// share one level.
-func anytimeFamilies(runs []run) ([]family, error) {
-	var out []family
-	index := map[string]int{}
-	for i := range runs {
-		st := runs[i].plan.Stop
-		if !st.Anytime {
-			continue
-		}
-		k, ok := index[st.Family]
-		if !ok {
-			k = len(out)
-			index[st.Family] = k
-			out = append(out, family{alpha: st.Alpha})
-		}
-		if st.Alpha != out[k].alpha {
-			return nil, fmt.Errorf("explain: test %d (%q) has level %v in family %q, whose first test has %v", i, runs[i].plan.Key, st.Alpha, st.Family, out[k].alpha)
-		}
-		out[k].seqs = append(out[k].seqs, &runs[i].seq)
-	}
-	return out, nil
 }
 
 // schedule appends to items the next batch of every unfinished test, in

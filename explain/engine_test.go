@@ -71,7 +71,7 @@ func TestExactEnumeration(t *testing.T) {
 			delete(seen, fmt.Sprint(x.Window(0, 0, start, start+tc.w-1))) // the baseline call
 			res, err := eng.Run(context.Background(), []explain.Test{{
 				Features: []int{0}, Window: tempora.Window{Start: start, End: start + tc.w - 1},
-				Kind: explain.WithinWindow, Permutations: tc.perms, Key: "order",
+				Kind: explain.WithinWindow{}, Permutations: tc.perms, Key: "order",
 			}})
 			if err != nil {
 				t.Fatal(err)
@@ -162,12 +162,12 @@ func TestRunDeterministic(t *testing.T) {
 	tests := []explain.Test{
 		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "a"},
 		{Features: []int{1}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
-		{Features: []int{1, 2}, Window: tempora.Window{Start: 0, End: 7}, Kind: explain.WithinWindow, Permutations: 20, Key: "c"},
+		{Features: []int{1, 2}, Window: tempora.Window{Start: 0, End: 7}, Kind: explain.WithinWindow{}, Permutations: 20, Key: "c"},
 		{Features: []int{1}, Window: tempora.Window{Start: 3, End: 3}, Permutations: 25, Key: "d"},
 		// A family of the anytime rule, with an exact test (3! − 1 draws).
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "e", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
-		{Features: []int{1}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "f", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
-		{Features: []int{1}, Window: tempora.Window{Start: 2, End: 4}, Kind: explain.WithinWindow, Permutations: 40, Key: "g", Stop: explain.Stop{Anytime: true, Alpha: 0.1, Family: "x"}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "e", Stop: explain.Anytime{}},
+		{Features: []int{1}, Window: tempora.Window{Start: 0, End: 7}, Permutations: 40, Key: "f", Stop: explain.Anytime{}},
+		{Features: []int{1}, Window: tempora.Window{Start: 2, End: 4}, Kind: explain.WithinWindow{}, Permutations: 40, Key: "g", Stop: explain.Anytime{}},
 	}
 	var ref []explain.TestResult
 	for _, workers := range []int{1, 2, 4, 7} {
@@ -175,7 +175,7 @@ func TestRunDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := eng.Run(context.Background(), tests)
+		res, err := runOneFamily(eng, tests)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestRunDeterministic(t *testing.T) {
 	for k := range tests {
 		rev[k] = tests[n-1-k]
 	}
-	res, err := eng.Run(context.Background(), rev)
+	res, err := runOneFamily(eng, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +207,20 @@ func TestRunDeterministic(t *testing.T) {
 	}
 	// A different seed gives different draws.
 	eng, _ = explain.NewEngine(model, data, nil, 10, 3)
-	other, _ := eng.Run(context.Background(), tests)
+	other, _ := runOneFamily(eng, tests)
 	if other[1].Score == ref[1].Score {
 		t.Errorf("seeds 9 and 10 give the same score %v", ref[1].Score)
 	}
+}
+
+// runOneFamily runs tests as one family at level 0.1 (only its tests that
+// stop by their family's decision are settled together).
+func runOneFamily(eng *explain.Engine, tests []explain.Test) ([]explain.TestResult, error) {
+	res, err := eng.RunFamilies(context.Background(), []explain.Family{{Alpha: 0.1, Tests: tests}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
 }
 
 func TestRunErrors(t *testing.T) {
@@ -234,7 +244,8 @@ func TestRunErrors(t *testing.T) {
 		{"window past end", explain.Test{Features: []int{0}, Window: tempora.Window{Start: 2, End: 5}, Permutations: 5}, "window [2, 5]"},
 		{"reversed window", explain.Test{Features: []int{0}, Window: tempora.Window{Start: 3, End: 2}, Permutations: 5}, "window [3, 2]"},
 		{"no permutations", explain.Test{Features: []int{0}, Window: w}, "0 permutations"},
-		{"bad kind", explain.Test{Features: []int{0}, Window: w, Permutations: 5, Kind: 9}, "unknown perturbation 9"},
+		{"bad stop", explain.Test{Features: []int{0}, Window: w, Permutations: 5, Stop: explain.BesagClifford{}}, "stops after 0 hits"},
+		{"anytime without a family", explain.Test{Features: []int{0}, Window: w, Permutations: 5, Stop: explain.Anytime{}}, "in no family"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := eng.Run(context.Background(), []explain.Test{{Features: []int{0}, Window: w, Permutations: 1}, tc.test})
@@ -243,14 +254,12 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
-	anytime := func(alpha float64) explain.Test {
-		return explain.Test{Features: []int{0}, Window: w, Permutations: 5, Stop: explain.Stop{Anytime: true, Alpha: alpha, Family: "f"}}
-	}
-	if _, err := eng.Run(context.Background(), []explain.Test{anytime(0.1), anytime(0.2)}); err == nil || !strings.Contains(err.Error(), "test 1") || !strings.Contains(err.Error(), "level 0.2") {
-		t.Errorf("a family of two levels: error %v", err)
-	}
-	if _, err := eng.Run(context.Background(), []explain.Test{anytime(1)}); err == nil || !strings.Contains(err.Error(), "anytime family level 1 outside (0, 1)") {
-		t.Errorf("anytime level 1: error %v", err)
+	anytime := explain.Test{Features: []int{0}, Window: w, Permutations: 5, Stop: explain.Anytime{}}
+	for _, alpha := range []float64{0, 1.5, math.NaN()} {
+		fams := []explain.Family{{Alpha: 0.1, Tests: []explain.Test{anytime}}, {Alpha: alpha, Tests: []explain.Test{anytime}}}
+		if _, err := eng.RunFamilies(context.Background(), fams); err == nil || !strings.Contains(err.Error(), "family 1 has level") {
+			t.Errorf("a family of level %v: error %v", alpha, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -354,7 +363,8 @@ func TestBlocksRestored(t *testing.T) {
 		var tests []explain.Test
 		for k := range 7 {
 			b := blocks[k%3]
-			kind := explain.Perturbation(k % 2)
+			kinds := []explain.Perturbation{explain.AcrossInstances{}, explain.WithinWindow{}}
+			kind := kinds[k%2]
 			tests = append(tests, explain.Test{Features: []int{b[0]}, Window: tempora.Window{Start: b[1], End: b[2]}, Kind: kind, Permutations: 6, Key: fmt.Sprint(k)})
 		}
 		for range 2 { // a second batch starts from a clean copy

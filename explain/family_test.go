@@ -37,19 +37,19 @@ func (f *familySim) draws(i, n int) []float64 {
 
 // runFamily runs the tests of f as Engine.Run does, batch by batch, with
 // stopping rule stop and cap n for every test, settling the family after
-// every batch when the rule is the anytime one. It returns the results.
-func runFamily(f *familySim, stop Stop, n int) []TestResult {
+// every batch at level alpha (only rules that stop by their family are
+// settled). It returns the results.
+func runFamily(f *familySim, stop Stop, n int, alpha float64) []TestResult {
 	m := len(f.u)
-	seqs := make([]sequence, m)
-	ptrs := make([]*sequence, m)
-	for i := range seqs {
-		seqs[i] = newSequence(stop, n, false, 0)
-		ptrs[i] = &seqs[i]
+	runs := make([]run, m)
+	for i := range runs {
+		runs[i].seq = newSequence(stop, n, false, 0)
 	}
+	fam := familyRange{alpha: alpha, lo: 0, hi: m}
 	for {
 		busy := false
-		for i := range seqs {
-			if s := &seqs[i]; !s.done {
+		for i := range runs {
+			if s := &runs[i].seq; !s.done {
 				busy = true
 				s.take(f.draws(i, s.next()))
 			}
@@ -57,13 +57,11 @@ func runFamily(f *familySim, stop Stop, n int) []TestResult {
 		if !busy {
 			break
 		}
-		if stop.Anytime {
-			settle(ptrs, stop.Alpha)
-		}
+		fam.settle(runs)
 	}
 	res := make([]TestResult, m)
-	for i := range seqs {
-		res[i] = seqs[i].result()
+	for i := range runs {
+		res[i] = runs[i].seq.result()
 	}
 	return res
 }
@@ -99,12 +97,12 @@ func TestFamilyStopMatchesCaps(t *testing.T) {
 			}
 		}
 		n := AnytimePermutations(m, alpha)
-		stop := Stop{Anytime: true, Alpha: alpha}
-		got := runFamily(newFamilySim(uint64(trial), u), stop, n)
+		stop := Anytime{}
+		got := runFamily(newFamilySim(uint64(trial), u), stop, n, alpha)
 		full := make([]TestResult, m)
 		sim := newFamilySim(uint64(trial), u)
 		for i := range u {
-			s := newSequence(Stop{Anytime: true, Alpha: alpha}, n, false, 0)
+			s := newSequence(Anytime{}, n, false, 0)
 			s.take(sim.draws(i, n))
 			full[i] = s.result()
 		}
@@ -130,7 +128,7 @@ func TestFamilyStopTies(t *testing.T) {
 			u[i] = 1
 		}
 		u[0] = 0 // one important test
-		res := runFamily(newFamilySim(1, u), Stop{Anytime: true, Alpha: 0.1}, AnytimePermutations(m, 0.1))
+		res := runFamily(newFamilySim(1, u), Anytime{}, AnytimePermutations(m, 0.1), 0.1)
 		for i, r := range res[1:] {
 			if r.Draws > anytimeMinBatch || r.PValue != 1 {
 				t.Errorf("m = %d: tied test %d made %d draws, p %v", m, i+1, r.Draws, r.PValue)
@@ -161,7 +159,7 @@ func TestFamilyStopNullFDR(t *testing.T) {
 			for i := tc.strong; i < tc.m; i++ {
 				u[i] = rng.Float64()
 			}
-			res := runFamily(newFamilySim(uint64(1000+trial), u), Stop{Anytime: true, Alpha: alpha}, AnytimePermutations(tc.m, alpha))
+			res := runFamily(newFamilySim(uint64(1000+trial), u), Anytime{}, AnytimePermutations(tc.m, alpha), alpha)
 			v, r := 0, 0
 			for i, rej := range rejections(res, alpha) {
 				if rej {
@@ -211,11 +209,11 @@ func TestFamilyStopPower(t *testing.T) {
 		}
 		for k, run := range [2]func() []TestResult{
 			func() []TestResult {
-				return runFamily(newFamilySim(uint64(trial), u), Stop{Anytime: true, Alpha: alpha}, AnytimePermutations(m, alpha))
+				return runFamily(newFamilySim(uint64(trial), u), Anytime{}, AnytimePermutations(m, alpha), alpha)
 			},
 			func() []TestResult {
 				p := MinPermutations(m, alpha)
-				return runFamily(newFamilySim(uint64(trial), u), SequentialStop(alpha, p), p)
+				return runFamily(newFamilySim(uint64(trial), u), SequentialStop(alpha, p), p, alpha)
 			},
 		} {
 			res := run()

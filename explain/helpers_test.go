@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 )
 
 // gaussianData returns an M × D × L tensor of i.i.d. standard normal values
@@ -94,4 +95,12 @@ func classificationData(t *testing.T, x *tempora.Tensor, f tempora.Model, seed u
 		}
 	}
 	return &tempora.Dataset{X: x, Y: y, Task: tempora.Classification}
+}
+
+// testsOf returns FixedTests when fixed, else the default tests.
+func testsOf(fixed bool) explain.Tests {
+	if fixed {
+		return explain.FixedTests
+	}
+	return explain.AnytimeTests
 }

@@ -60,9 +60,9 @@ func ceilLog2(n int) int {
 }
 
 func TestPerturbationString(t *testing.T) {
-	for k, want := range map[Perturbation]string{AcrossInstances: "across-instances", WithinWindow: "within-window", 7: "Perturbation(7)"} {
+	for k, want := range map[Perturbation]string{AcrossInstances{}: "across-instances", WithinWindow{}: "within-window", Conditional{}: "conditional"} {
 		if got := fmt.Sprint(k); got != want {
-			t.Errorf("%d: %q, want %q", int(k), got, want)
+			t.Errorf("%T: %q, want %q", k, got, want)
 		}
 	}
 }
@@ -91,11 +91,11 @@ func TestChunkedDraws(t *testing.T) {
 	}
 	data := &tempora.Dataset{X: x, Y: y}
 	tests := []Test{
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 30, Key: "a", Stop: Stop{Hits: 5}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 30, Key: "a", Stop: BesagClifford{Hits: 5}},
 		{Features: []int{1, 2}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow, Permutations: 30, Key: "c"},
-		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow, Permutations: 30, Key: "exact"},
-		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Stop{Probe: true, Threshold: 0.1}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow{}, Permutations: 30, Key: "c"},
+		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow{}, Permutations: 30, Key: "exact"},
+		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Probe{Threshold: 0.1}},
 	}
 	run := func(values int) ([]TestResult, tempora.Accounting, *tempora.Explanation) {
 		t.Helper()

@@ -3,7 +3,6 @@ package explain
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/tempora-dev/tempora"
 )
@@ -16,13 +15,13 @@ import (
 // the Observation; when it is complete every draw runs the dense code
 // paths, unchanged. Otherwise:
 //
-//   - an across-instance draw follows the length rule (LengthRule): by
-//     default (Strata) instances are permuted only among instances whose
-//     supports cover the test's window alike, a feature's values moving
-//     with their missingness (tempora.PermuteInstancesWithin);
+//   - an across-instance draw follows its length rule (LengthRule,
+//     lengths.go): by default (Strata) instances are permuted only among
+//     instances whose supports cover the test's window alike, a feature's
+//     values moving with their missingness (tempora.PermuteInstancesWithin);
 //   - a within-window draw permutes each series' values among its observed
-//     positions only (tempora.PermuteTimestepsObserved), so a missing cell
-//     stays missing and padding stays padding;
+//     positions only (tempora.PermuteObserved), so a missing cell stays
+//     missing and padding stays padding;
 //   - a test whose block holds no observed value in any instance (a window
 //     outside the span of its features) makes no draw: every permutation
 //     leaves the data unchanged, so its score is 0 and its p-value 1;
@@ -30,61 +29,6 @@ import (
 //     every cell).
 //
 // tempora never imputes: the model receives the missing cells as NaN.
-
-// LengthRule says how an across-instance permutation moves a feature's
-// values between instances whose supports (lengths) differ. It matters only
-// for data with missing values (docs/decisions.md, decision 19).
-type LengthRule int
-
-const (
-	// Strata, the default: instances are permuted only among instances
-	// that cover the test's window alike (the same intersection of their
-	// support with the window; for a whole-sequence test, the same
-	// support). The draw's uniform permutation of all instances induces,
-	// within each stratum, the permutation in which the stratum's members
-	// appear in it. Donor and receiver then have the same cells inside
-	// their supports and the same padding, so the draw keeps the data's
-	// joint law whenever instances are exchangeable given their supports.
-	// A window covered by every instance is one stratum: the draw is the
-	// dense one. An instance alone in its stratum keeps its own block.
-	Strata LengthRule = iota
-	// Receiver: a sequence's length stays with its instance. Each
-	// receiving instance takes the donor's cells (values and NaNs) inside
-	// its own support; its padding stays padding, and a donor's value that
-	// would land on it is dropped. Where the donor is shorter, the
-	// receiver gets missing cells it did not have, which biases the test
-	// (docs/decisions.md, decision 19); kept for comparison.
-	Receiver
-	// Donor moves the donor's whole block, padding included, as on dense
-	// data: the receiver's feature takes the donor's length. Invalid for a
-	// model whose output depends on the sequence length (docs/decisions.md, decision 19);
-	// kept for comparison.
-	Donor
-)
-
-// String returns "strata", "receiver" or "donor".
-func (r LengthRule) String() string {
-	switch r {
-	case Receiver:
-		return "receiver"
-	case Donor:
-		return "donor"
-	case Strata:
-		return "strata"
-	}
-	return "LengthRule(" + strconv.Itoa(int(r)) + ")"
-}
-
-// ParseLengthRule returns the rule named s ("strata", "receiver" or
-// "donor").
-func ParseLengthRule(s string) (LengthRule, error) {
-	for _, r := range []LengthRule{Strata, Receiver, Donor} {
-		if r.String() == s {
-			return r, nil
-		}
-	}
-	return 0, fmt.Errorf("explain: unknown length rule %q (want strata, receiver or donor)", s)
-}
 
 // forceMasked makes an Engine run the masked code paths on complete data
 // (benchmarks and tests of their equivalence only).
@@ -98,13 +42,9 @@ const maxLocate = 64
 // missing values.
 const neverImputes = "tempora passes missing values to the model as NaN and never imputes them"
 
-// setObservation records the data's observation summary and the length
-// rule.
-func (e *Engine) setObservation(obs *tempora.Observation, rule LengthRule) error {
-	if rule != Receiver && rule != Donor && rule != Strata {
-		return fmt.Errorf("explain: unknown length rule %d", int(rule))
-	}
-	e.obs, e.rule = obs, rule
+// setObservation records the data's observation summary.
+func (e *Engine) setObservation(obs *tempora.Observation) {
+	e.obs = obs
 	e.masked = forceMasked || !obs.Complete()
 	if e.masked {
 		x := e.data.X
@@ -119,7 +59,6 @@ func (e *Engine) setObservation(obs *tempora.Observation, rule LengthRule) error
 			}
 		}
 	}
-	return nil
 }
 
 // strata are the strata of the Strata rule for one window: the stratum of
@@ -161,18 +100,12 @@ func windowStrata(sup []tempora.Window, w tempora.Window) *strata {
 // strataOf returns the strata of window w (windowStrata), computed once
 // per window.
 func (e *Engine) strataOf(w tempora.Window) *strata {
-	e.strataMu.Lock()
-	defer e.strataMu.Unlock()
-	if st, ok := e.strataCache[w]; ok {
-		return st
-	}
-	if e.strataCache == nil {
-		e.strataCache = map[tempora.Window]*strata{}
-	}
-	st := windowStrata(e.obs.Support, w)
-	e.strataCache[w] = st
-	return st
+	st, _ := e.memo(strataKey(w), func() (any, error) { return windowStrata(e.obs.Support, w), nil })
+	return st.(*strata)
 }
+
+// strataKey is the Engine's memo key of a window's strata.
+type strataKey tempora.Window
 
 // stratify rewrites perm, a permutation of the instances, into the
 // permutation it induces within the strata: the r-th member (in instance
@@ -217,43 +150,6 @@ func (e *Engine) blockObserved(feats []int, w tempora.Window) bool {
 	return false
 }
 
-// permuteRow perturbs row r of dst (instance i of the data) as the masked
-// draws of test p with permutation perm perturb instance i in a full copy,
-// where dst's row already holds the data's own values or a previous draw
-// of the same test (its missing cells are then the data's). It serves the
-// chunked draws, and the in-place within-window draws: a series observed
-// everywhere takes the dense gather, which is what
-// tempora.PermuteTimestepsObserved computes for it.
-func (e *Engine) permuteRow(data []float64, r, i int, p *plan, perm []int) {
-	src := e.data.X
-	d, l := src.D, src.L
-	start, end := p.Window.Start, p.Window.End
-	for _, j := range p.Features {
-		dst := data[(r*d+j)*l+start : (r*d+j)*l+end+1]
-		switch p.Kind {
-		case AcrossInstances:
-			if e.rule == Donor {
-				copy(dst, src.Data[(perm[i]*d+j)*l+start:])
-				continue
-			}
-			sup := e.obs.Support[i]
-			s, t := max(start, sup.Start), min(end, sup.End)
-			if s <= t {
-				copy(dst[s-start:t-start+1], src.Data[(perm[i]*d+j)*l+s:])
-			}
-		case WithinWindow:
-			s := src.Data[(i*d+j)*l+start : (i*d+j)*l+end+1]
-			if e.complete[i*d+j] {
-				for k, o := range perm {
-					dst[k] = s[o]
-				}
-				continue
-			}
-			tempora.PermuteObserved(dst, s, perm)
-		}
-	}
-}
-
 // hasMissing reports whether instance i has a missing cell (NaN) anywhere,
 // padding included.
 func hasMissing(x *tempora.Tensor, i int) bool {
@@ -290,26 +186,6 @@ func (e *Engine) locateFailure() string {
 		}
 	}
 	return fmt.Sprintf("; none of the first %d instances with missing values fails when predicted alone", tried)
-}
-
-// missingWarnings returns the warnings about the length rule on data with
-// missing values: instances alone in their stratum under Strata, and the
-// Donor rule on sequences of different lengths.
-func (e *Engine) missingWarnings() []string {
-	if !e.masked || e.obs.Complete() {
-		return nil
-	}
-	var out []string
-	switch {
-	case e.rule == Strata:
-		whole := tempora.Window{Start: 0, End: e.obs.L - 1}
-		if n := windowStrata(e.obs.Support, whole).singletons(); n > 0 {
-			out = append(out, fmt.Sprintf("length rule strata: %d of %d instances are alone in their stratum (no other instance has the same support) and keep their own values in every whole-sequence draw, which costs power", n, e.obs.M))
-		}
-	case e.rule == Donor && e.obs.VariableLength():
-		out = append(out, "length rule donor: a donor's length moves with its values, so the across-instance tests are not valid for a model whose output depends on the sequence length (docs/decisions.md, decision 19)")
-	}
-	return out
 }
 
 // clipToSpans moves the windows found for nodes into the span where some

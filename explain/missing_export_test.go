@@ -49,3 +49,16 @@ func IrregularData(m, d, l int, rate float64, align tempora.Alignment, seed uint
 	}
 	return x
 }
+
+// FullProbesTests is a test-only choice of tests: the default's, with every
+// window-search probe and gap check run to its cap (the probe-cut check
+// of TestProbeCut compares the two).
+const FullProbesTests Tests = "full-probes"
+
+// fullProbesTests is FullProbesTests' mode.
+type fullProbesTests struct{ anytimeTests }
+
+func (fullProbesTests) probeStop(float64) Stop { return Fixed{} }
+func (fullProbesTests) checkStop(float64) Stop { return Fixed{} }
+
+func init() { testModes[FullProbesTests] = fullProbesTests{} }

@@ -36,13 +36,25 @@ func observedSum(dst []float64, x *tempora.Tensor) error {
 // maskedTests are tests of every kind the masked paths handle.
 func maskedTests(l int) []Test {
 	return []Test{
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: l - 1}, Permutations: 30, Key: "a", Stop: Stop{Hits: 5}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: l - 1}, Permutations: 30, Key: "a", Stop: BesagClifford{Hits: 5}},
 		{Features: []int{1, 2}, Window: tempora.Window{Start: 2, End: 4}, Permutations: 30, Key: "b"},
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow, Permutations: 30, Key: "c"},
-		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow, Permutations: 30, Key: "exact"},
-		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Stop{Probe: true, Threshold: 0.1}},
-		{Features: []int{2}, Window: tempora.Window{Start: l - 2, End: l - 1}, Permutations: 30, Key: "late", Stop: Stop{Anytime: true, Alpha: 0.1}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 4}, Kind: WithinWindow{}, Permutations: 30, Key: "c"},
+		{Features: []int{0, 3}, Window: tempora.Window{Start: 1, End: 3}, Kind: WithinWindow{}, Permutations: 30, Key: "exact"},
+		{Features: []int{3}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 30, Key: "probe", Stop: Probe{Threshold: 0.1}},
+		{Features: []int{2}, Window: tempora.Window{Start: l - 2, End: l - 1}, Permutations: 30, Key: "late", Stop: Anytime{}},
 	}
+}
+
+// withRule returns tests with every across-instance test (nil Kind) under
+// length rule rule.
+func withRule(tests []Test, rule LengthRule) []Test {
+	out := slices.Clone(tests)
+	for k := range out {
+		if out[k].Kind == nil {
+			out[k].Kind = AcrossInstances{Lengths: rule}
+		}
+	}
+	return out
 }
 
 // TestMaskedPathsAgree checks the masked draws against the dense ones and
@@ -60,15 +72,16 @@ func TestMaskedPathsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, rule, nil, 4, workers)
+		eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 4, workers)
 		if err != nil {
 			t.Fatal(err)
 		}
 		eng.SetMemoryBudget(1)
-		res, err := eng.Run(context.Background(), maskedTests(l))
+		all, err := eng.RunFamilies(context.Background(), []Family{{Alpha: 0.1, Tests: withRule(maskedTests(l), rule)}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		res := all[0]
 		ex, err := TIME{Seed: 4, Workers: workers, MemoryBudget: 1, LengthRule: rule}.Explain(context.Background(), tempora.ModelFunc(observedSum), data)
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +117,7 @@ func TestMaskedPathsAgree(t *testing.T) {
 			x.Data[i] = rng.NormFloat64()
 		}
 		data := regression(x, 2)
-		for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+		for _, rule := range []LengthRule{Receiver{}, Donor{}, Strata{}} {
 			dense, _, dj := run(t, data, rule, m*d*l, 1, false)
 			masked, _, mj := run(t, data, rule, m*d*l, 1, true)
 			same(t, "forced masked "+rule.String(), dense, masked, dj, mj)
@@ -117,7 +130,7 @@ func TestMaskedPathsAgree(t *testing.T) {
 			x := IrregularData(m, d, l, 0.3, align, 3)
 			data := regression(x, 3)
 			data.Alignment = align
-			for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+			for _, rule := range []LengthRule{Receiver{}, Donor{}, Strata{}} {
 				full, fullAcc, fj := run(t, data, rule, m*d*l, 1, false)
 				chunked, chunkedAcc, cj := run(t, data, rule, 10*d*l, 3, false)
 				same(t, "chunked "+rule.String(), full, chunked, fj, cj)
@@ -146,10 +159,10 @@ func regression(x *tempora.Tensor, seed uint64) *tempora.Dataset {
 
 // TestMaskedDrawsKeepMask checks every perturbed copy a model sees on data
 // with missing values: cells outside the test's block are the data's;
-// under Receiver and Strata (and within windows, under every rule) no
+// under Receiver{} and Strata{} (and within windows, under every rule) no
 // padding cell is ever observed, so every instance keeps its support;
 // within a window every series keeps its missing cells and its multiset
-// of observed values; under Strata every instance's block comes from an
+// of observed values; under Strata{} every instance's block comes from an
 // instance with the same support.
 func TestMaskedDrawsKeepMask(t *testing.T) {
 	const m, d, l = 60, 3, 8
@@ -159,10 +172,10 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rule := range []LengthRule{Receiver, Donor, Strata} {
+	for _, rule := range []LengthRule{Receiver{}, Donor{}, Strata{}} {
 		for _, tc := range []Test{
 			{Features: []int{1}, Window: tempora.Window{Start: 2, End: 7}, Permutations: 20, Key: "across"},
-			{Features: []int{0, 2}, Window: tempora.Window{Start: 0, End: 6}, Kind: WithinWindow, Permutations: 20, Key: "within"},
+			{Features: []int{0, 2}, Window: tempora.Window{Start: 0, End: 6}, Kind: WithinWindow{}, Permutations: 20, Key: "within"},
 		} {
 			var bad error
 			seen := 0
@@ -178,12 +191,12 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 							switch {
 							case !inBlock && !same(ps[k], xs[k]):
 								bad = fmt.Errorf("instance %d feature %d timestep %d outside the block changed", i, j, k)
-							case rule != Donor || tc.Kind == WithinWindow:
+							case rule != (Donor{}) || tc.Kind == (WithinWindow{}):
 								if sup := obs.Support[i]; (k < sup.Start || k > sup.End) && ps[k] == ps[k] {
 									bad = fmt.Errorf("instance %d feature %d: padding at timestep %d observed", i, j, k)
 								}
 							}
-							if inBlock && tc.Kind == WithinWindow {
+							if inBlock && tc.Kind == (WithinWindow{}) {
 								if (ps[k] != ps[k]) != (xs[k] != xs[k]) {
 									bad = fmt.Errorf("instance %d feature %d timestep %d: missingness changed within the window", i, j, k)
 								}
@@ -198,7 +211,7 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 							bad = fmt.Errorf("instance %d feature %d: observed values %v, want a permutation of %v", i, j, got, want)
 						}
 					}
-					if rule == Strata && tc.Kind == AcrossInstances && seen > 1 {
+					if rule == (Strata{}) && tc.Kind == (AcrossInstances{}) && seen > 1 {
 						// The block of instance i equals that of a donor
 						// whose support covers the window alike.
 						found := false
@@ -227,11 +240,11 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 				}
 				return observedSum(dst, p)
 			})
-			eng, err := newEngine(check, data, obs, rule, nil, 1, 2)
+			eng, err := newEngine(check, data, obs, nil, 1, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := eng.Run(context.Background(), []Test{tc}); err != nil {
+			if _, err := eng.Run(context.Background(), withRule([]Test{tc}, rule)); err != nil {
 				t.Fatal(err)
 			}
 			if bad != nil {
@@ -244,7 +257,7 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 // same reports whether a and b are equal or both NaN.
 func same(a, b float64) bool { return a == b || (a != a && b != b) }
 
-// TestStratify checks the induced permutation of Strata: strata group the
+// TestStratify checks the induced permutation of Strata{}: strata group the
 // instances by their support's span inside the window (one stratum, nil,
 // when every instance covers it alike); the induced permutation maps every
 // instance to one of its stratum, and it is uniform within a stratum (χ²
@@ -294,8 +307,8 @@ func TestStratify(t *testing.T) {
 // TestPermuteRowMatchesRootOps checks the Engine's row-wise masked draws
 // (permuteRow, used by the chunked draws and the in-place within-window
 // draws) against the root operations that define them:
-// tempora.PermuteInstancesWithin (Receiver), tempora.PermuteInstances
-// (Donor) and tempora.PermuteTimestepsObserved, on data with missing
+// tempora.PermuteInstancesWithin (Receiver{}), tempora.PermuteInstances
+// (Donor{}) and tempora.PermuteTimestepsObserved, on data with missing
 // values and on complete data, for random blocks and permutations.
 func TestPermuteRowMatchesRootOps(t *testing.T) {
 	const m, d, l = 40, 3, 9
@@ -318,8 +331,8 @@ func TestPermuteRowMatchesRootOps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, rule := range []LengthRule{Receiver, Donor} {
-				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, rule, nil, 1, 1)
+			for _, rule := range []LengthRule{Receiver{}, Donor{}} {
+				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 1, 1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -330,25 +343,33 @@ func TestPermuteRowMatchesRootOps(t *testing.T) {
 					if trial%2 == 1 {
 						feats = append(feats, (feats[0]+1)%d)
 					}
-					kind := Perturbation(trial % 2)
+					var kind Perturbation = AcrossInstances{Lengths: rule}
+					if trial%2 == 1 {
+						kind = WithinWindow{}
+					}
 					n := m
-					if kind == WithinWindow {
+					if kind == (WithinWindow{}) {
 						n = b - a + 1
 					}
 					perm := rng.Perm(n)
-					p := &plan{Test: Test{Features: feats, Window: tempora.Window{Start: a, End: b}, Kind: kind}}
+					tc := &Test{Features: feats, Window: tempora.Window{Start: a, End: b}, Kind: kind}
+					dr, err := kind.prepare(eng, tc)
+					if err != nil {
+						t.Fatal(err)
+					}
 					want := x.Clone()
 					switch {
-					case kind == WithinWindow:
+					case kind == (WithinWindow{}):
 						tempora.PermuteTimestepsObserved(want, x, feats, a, b, perm)
-					case rule == Donor:
+					case rule == (Donor{}):
 						tempora.PermuteInstances(want, x, feats, a, b, perm)
 					default:
 						tempora.PermuteInstancesWithin(want, x, feats, a, b, perm, obs.Support)
 					}
+					// Row by row, as a chunk of one instance is drawn.
 					got := x.Clone()
 					for i := range m {
-						eng.permuteRow(got.Data, i, i, p, perm)
+						dr.rows(got.Rows(i, i+1), i, perm)
 					}
 					for k := range got.Data {
 						if !same(got.Data[k], want.Data[k]) {

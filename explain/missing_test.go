@@ -177,7 +177,7 @@ func TestWindowsInSpan(t *testing.T) {
 	before := eng.Accounting().ModelCalls
 	res, err := eng.Run(context.Background(), []explain.Test{
 		{Features: []int{1}, Window: tempora.Window{Start: 10, End: 19}, Permutations: 20, Key: "padding"},
-		{Features: []int{1}, Window: tempora.Window{Start: 12, End: 15}, Permutations: 20, Key: "probe", Stop: explain.Stop{Probe: true, Threshold: 0.1}},
+		{Features: []int{1}, Window: tempora.Window{Start: 12, End: 15}, Permutations: 20, Key: "probe", Stop: explain.Probe{Threshold: 0.1}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestResidentMissing(t *testing.T) {
 	x := explain.IrregularData(120, 4, 10, 0.3, tempora.AlignStart, 5)
 	f := observedModel("mean", []float64{1.5, -1, 0, 0}, 1)
 	data := regressionData(t, x, f, 0.3, 5)
-	for _, rule := range []explain.LengthRule{explain.Strata, explain.Receiver, explain.Donor} {
+	for _, rule := range []explain.LengthRule{explain.Strata{}, explain.Receiver{}, explain.Donor{}} {
 		cfg := explain.TIME{Seed: 5, Workers: 2, LengthRule: rule}
 		want, err := cfg.Explain(context.Background(), f, data)
 		if err != nil {

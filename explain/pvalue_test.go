@@ -53,27 +53,27 @@ func TestSequenceTable(t *testing.T) {
 		// Batches 3 (need 3 hits, nothing seen), then 3 (1 hit in 3 draws:
 		// 2 more need about 6, at most doubling): the third hit is draw 5,
 		// draw 6 is evaluated but not used.
-		{name: "sequential, exactly h hits: p = h/k", stop: Stop{Hits: 3}, max: 20, draws: "whwhhw" + repeat('w', 14), p: 3.0 / 5, used: 5, evaluated: 6, stopped: true},
-		{name: "sequential, h hits at once", stop: Stop{Hits: 3}, max: 20, draws: "hhh" + repeat('w', 17), p: 1, used: 3, evaluated: 3, stopped: true},
-		{name: "sequential, h-th hit at the cap: the cap's p-value", stop: Stop{Hits: 3}, max: 5, draws: "wwhhh", p: 4.0 / 6, used: 5, evaluated: 5},
-		{name: "sequential, fewer than h hits at the cap", stop: Stop{Hits: 3}, max: 6, draws: "whwwww", p: 2.0 / 7, used: 6, evaluated: 6},
-		{name: "sequential, no hit: the floor 1/(1+P_max)", stop: Stop{Hits: 10}, max: 99, draws: repeat('w', 99), p: 1.0 / 100, used: 99, evaluated: 99},
-		{name: "sequential, h above the cap: a fixed test", stop: Stop{Hits: 10}, max: 5, draws: "hhhhh", p: 1, used: 5, evaluated: 5},
-		{name: "exact (w = 3, 3! − 1 orderings): never stops", stop: Stop{Hits: 1}, max: 5, exact: true, draws: "hhhhh", p: 1, used: 5, evaluated: 5},
-		{name: "exact, no hit: the floor 1/w!", stop: Stop{Hits: 1}, max: 5, exact: true, draws: "wwwww", p: 1.0 / 6, used: 5, evaluated: 5},
-		{name: "probe, unchanged losses settle inside after MinDraws", stop: Stop{Probe: true, Threshold: 0.5}, max: 50, draws: repeat('0', 50), p: math.NaN(), used: 2, evaluated: 2, stopped: true},
-		{name: "probe, worse losses settle outside", stop: Stop{Probe: true, Threshold: 0.5}, max: 50, draws: repeat('w', 50), p: math.NaN(), used: 2, evaluated: 2, stopped: true},
-		{name: "probe, MinDraws", stop: Stop{Probe: true, Threshold: 0.5, MinDraws: 5}, max: 50, draws: repeat('0', 50), p: math.NaN(), used: 5, evaluated: 5, stopped: true},
+		{name: "sequential, exactly h hits: p = h/k", stop: BesagClifford{Hits: 3}, max: 20, draws: "whwhhw" + repeat('w', 14), p: 3.0 / 5, used: 5, evaluated: 6, stopped: true},
+		{name: "sequential, h hits at once", stop: BesagClifford{Hits: 3}, max: 20, draws: "hhh" + repeat('w', 17), p: 1, used: 3, evaluated: 3, stopped: true},
+		{name: "sequential, h-th hit at the cap: the cap's p-value", stop: BesagClifford{Hits: 3}, max: 5, draws: "wwhhh", p: 4.0 / 6, used: 5, evaluated: 5},
+		{name: "sequential, fewer than h hits at the cap", stop: BesagClifford{Hits: 3}, max: 6, draws: "whwwww", p: 2.0 / 7, used: 6, evaluated: 6},
+		{name: "sequential, no hit: the floor 1/(1+P_max)", stop: BesagClifford{Hits: 10}, max: 99, draws: repeat('w', 99), p: 1.0 / 100, used: 99, evaluated: 99},
+		{name: "sequential, h above the cap: a fixed test", stop: BesagClifford{Hits: 10}, max: 5, draws: "hhhhh", p: 1, used: 5, evaluated: 5},
+		{name: "exact (w = 3, 3! − 1 orderings): never stops", stop: BesagClifford{Hits: 1}, max: 5, exact: true, draws: "hhhhh", p: 1, used: 5, evaluated: 5},
+		{name: "exact, no hit: the floor 1/w!", stop: BesagClifford{Hits: 1}, max: 5, exact: true, draws: "wwwww", p: 1.0 / 6, used: 5, evaluated: 5},
+		{name: "probe, unchanged losses settle inside after MinDraws", stop: Probe{Threshold: 0.5}, max: 50, draws: repeat('0', 50), p: math.NaN(), used: 2, evaluated: 2, stopped: true},
+		{name: "probe, worse losses settle outside", stop: Probe{Threshold: 0.5}, max: 50, draws: repeat('w', 50), p: math.NaN(), used: 2, evaluated: 2, stopped: true},
+		{name: "probe, MinDraws", stop: Probe{Threshold: 0.5, MinDraws: 5}, max: 50, draws: repeat('0', 50), p: math.NaN(), used: 5, evaluated: 5, stopped: true},
 		// Scores 0.5 and 1.5 around the threshold 1: the mean is 1 ± 0.5/k,
 		// always inside its interval. Below probeFutileMin draws the probe
 		// runs to its cap, one draw at a time after MinDraws.
-		{name: "probe, straddling the threshold: runs to a cap of 8", stop: Stop{Probe: true, Threshold: 1}, max: 8, draws: repeat2("ab", 4), p: math.NaN(), used: 8, evaluated: 8},
+		{name: "probe, straddling the threshold: runs to a cap of 8", stop: Probe{Threshold: 1}, max: 8, draws: repeat2("ab", 4), p: math.NaN(), used: 8, evaluated: 8},
 		// With a cap of 16 it is futile at draw 10 (the mean is the
 		// threshold, so even a move of 2 SD of its remaining change
 		// leaves the threshold inside the interval at the cap); draws
 		// 11 and 12 were issued in the batch of issued/2 = 4 after the
 		// first 8.
-		{name: "probe, straddling the threshold: futile", stop: Stop{Probe: true, Threshold: 1}, max: 16, draws: repeat2("ab", 8), p: math.NaN(), used: 10, evaluated: 12, stopped: true},
+		{name: "probe, straddling the threshold: futile", stop: Probe{Threshold: 1}, max: 16, draws: repeat2("ab", 8), p: math.NaN(), used: 10, evaluated: 12, stopped: true},
 	} {
 		means := make([]float64, len(tc.draws))
 		for k, c := range []rune(tc.draws) {
@@ -104,17 +104,17 @@ func repeat2(s string, n int) string {
 // TestSequenceScore checks the score, its standard error and the exact
 // zero of a score whose draws change nothing.
 func TestSequenceScore(t *testing.T) {
-	s := newSequence(Stop{}, 3, false, 1)
+	s := newSequence(Fixed{}, 3, false, 1)
 	s.take([]float64{2, 3, 4}) // differences 1, 2, 3
 	if r := s.result(); r.Score != 2 || math.Abs(r.SE-1/math.Sqrt(3)) > 1e-15 {
 		t.Errorf("differences 1, 2, 3: score %v, SE %v; want 2, %v", r.Score, r.SE, 1/math.Sqrt(3))
 	}
-	s = newSequence(Stop{}, 4, false, 0.1)
+	s = newSequence(Fixed{}, 4, false, 0.1)
 	s.take([]float64{0.1, 0.1, 0.1, 0.1})
 	if r := s.result(); r.Score != 0 || r.SE != 0 {
 		t.Errorf("unchanged losses: score %v, SE %v; want exactly 0", r.Score, r.SE)
 	}
-	s = newSequence(Stop{}, 1, false, 1)
+	s = newSequence(Fixed{}, 1, false, 1)
 	s.take([]float64{3})
 	if r := s.result(); r.Score != 2 || r.SE != 0 {
 		t.Errorf("one draw: score %v, SE %v; want 2, 0", r.Score, r.SE)
@@ -147,12 +147,12 @@ func TestSequenceBatches(t *testing.T) {
 		means []float64
 		want  []int
 	}{
-		{"fixed 600", newSequence(Stop{}, 600, false, 1), worse, []int{256, 256, 88}},
-		{"exact 119 with hits", newSequence(Stop{Hits: 2}, 119, true, 1), worse, []int{119}},
+		{"fixed 600", newSequence(Fixed{}, 600, false, 1), worse, []int{256, 256, 88}},
+		{"exact 119 with hits", newSequence(BesagClifford{Hits: 2}, 119, true, 1), worse, []int{119}},
 		// No hit ever: 3, then doubling 3, 6, 12, 24, 48, then the 3 left.
-		{"sequential h = 3, no hit", newSequence(Stop{Hits: 3}, 99, false, 1), worse, []int{3, 3, 6, 12, 24, 48, 3}},
+		{"sequential h = 3, no hit", newSequence(BesagClifford{Hits: 3}, 99, false, 1), worse, []int{3, 3, 6, 12, 24, 48, 3}},
 		// Every draw a hit: the first batch is exactly the h hits needed.
-		{"sequential h = 10, all hits", newSequence(Stop{Hits: 10}, 99, false, 1), make([]float64, 99), []int{10}},
+		{"sequential h = 10, all hits", newSequence(BesagClifford{Hits: 10}, 99, false, 1), make([]float64, 99), []int{10}},
 	} {
 		if got := batches(tc.s, tc.means); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: batches %v, want %v", tc.name, got, tc.want)
@@ -163,14 +163,14 @@ func TestSequenceBatches(t *testing.T) {
 // TestNewSequenceDefaults checks the probe defaults and that they apply to
 // probes only.
 func TestNewSequenceDefaults(t *testing.T) {
-	if s := newSequence(Stop{Probe: true}, 10, false, 0); s.stop.MinDraws != DefaultProbeMinDraws || s.stop.Z != DefaultProbeZ {
-		t.Errorf("probe defaults %+v", s.stop)
+	if s := newSequence(Probe{}, 10, false, 0); s.rule != (Probe{MinDraws: DefaultProbeMinDraws, Z: DefaultProbeZ}) {
+		t.Errorf("probe defaults %+v", s.rule)
 	}
-	if s := newSequence(Stop{Probe: true, MinDraws: 7, Z: 3}, 10, false, 0); s.stop.MinDraws != 7 || s.stop.Z != 3 {
-		t.Errorf("explicit probe settings changed: %+v", s.stop)
+	if s := newSequence(Probe{MinDraws: 7, Z: 3}, 10, false, 0); s.rule != (Probe{MinDraws: 7, Z: 3}) {
+		t.Errorf("explicit probe settings changed: %+v", s.rule)
 	}
-	if s := newSequence(Stop{Hits: 4}, 10, false, 0); s.stop != (Stop{Hits: 4}) {
-		t.Errorf("a hit rule got probe settings: %+v", s.stop)
+	if s := newSequence(Looks{K: 3}, 10, false, 0); s.rule != (Looks{K: 3, Z: DefaultLookZ}) {
+		t.Errorf("look defaults %+v", s.rule)
 	}
 }
 
@@ -295,7 +295,11 @@ func TestSequenceNullSuperUniform(t *testing.T) {
 			for k := range means {
 				means[k] = rng.Float64()
 			}
-			s := newSequence(Stop{Hits: rule.h}, rule.n, false, base)
+			var stop Stop = BesagClifford{Hits: rule.h}
+			if rule.h == 0 {
+				stop = Fixed{}
+			}
+			s := newSequence(stop, rule.n, false, base)
 			res := feed(t, s, means)
 			ps[rep] = res.PValue
 			hits := 0
@@ -379,19 +383,23 @@ func TestFactorial(t *testing.T) {
 }
 
 // TestLooksError checks the group-sequential check of the gap and trim
-// decisions (Stop.Looks, docs/decisions.md, decision 22) at the threshold:
+// decisions (Looks, docs/decisions.md, decision 22) at the threshold:
 // with normal draws whose mean is exactly the threshold, the share of
 // checks that end with their interval at or below it (a false gap) must
 // stay near the single look's 1 − Φ(2) = 2.28%. 20,000 trials give a
 // binomial SE of 0.105%, so the bound 2.28% + 3 SE = 2.6% fails only for
-// a rate materially above nominal; the same trials with one look (Stop{})
+// a rate materially above nominal; the same trials with one look (Fixed{})
 // give the reference, and the three looks must save draws on a clear gap
 // (mean 0, threshold 1, SD 1: stopped at the first look, ⌈50/3⌉ = 17).
 func TestLooksError(t *testing.T) {
 	const trials, n, thr = 20000, 50, 1.0
 	rng := rand.New(rand.NewPCG(23, 3))
 	gap := func(st Stop, r TestResult) bool {
-		half := tQuantile(LookBoundary(st, r.Max, r.Draws), r.Draws-1) * r.SE
+		z := DefaultProbeZ
+		if l, ok := st.(Looks); ok {
+			z = l.Boundary(r.Max, r.Draws)
+		}
+		half := tQuantile(z, r.Draws-1) * r.SE
 		return r.Score+half <= thr
 	}
 	var falseLooks, falseOne, draws int
@@ -400,13 +408,13 @@ func TestLooksError(t *testing.T) {
 		for k := range means {
 			means[k] = 1 + thr + rng.NormFloat64() // baseline 1: the score is thr + noise
 		}
-		st := Stop{Looks: DefaultLooks, Threshold: thr}
+		st := Looks{K: DefaultLooks, Threshold: thr}
 		r := feed(t, newSequence(st, n, false, 1), means)
 		draws += r.Evaluated
 		if gap(st, r) {
 			falseLooks++
 		}
-		if gap(Stop{}, feed(t, newSequence(Stop{}, n, false, 1), means)) {
+		if gap(Fixed{}, feed(t, newSequence(Fixed{}, n, false, 1), means)) {
 			falseOne++
 		}
 	}
@@ -418,7 +426,7 @@ func TestLooksError(t *testing.T) {
 	for k := range means {
 		means[k] = 1 + rng.NormFloat64()
 	}
-	if r := feed(t, newSequence(Stop{Looks: DefaultLooks, Threshold: 10}, n, false, 1), means); r.Draws != 17 || !r.Stopped {
+	if r := feed(t, newSequence(Looks{K: DefaultLooks, Threshold: 10}, n, false, 1), means); r.Draws != 17 || !r.Stopped {
 		t.Errorf("a clear gap used %d draws (stopped %v), want 17 (the first look)", r.Draws, r.Stopped)
 	}
 }

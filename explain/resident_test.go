@@ -94,8 +94,8 @@ func residentTests() []explain.Test {
 		w := tempora.Window{Start: j, End: j + 6}
 		tests = append(tests,
 			explain.Test{Features: []int{j}, Window: w, Permutations: 40, Key: "across/" + strconv.Itoa(j)},
-			explain.Test{Features: []int{j, (j + 3) % 10}, Window: w, Kind: explain.WithinWindow, Permutations: 30, Key: "within/" + strconv.Itoa(j)},
-			explain.Test{Features: []int{j}, Window: w, Kind: explain.Conditional, Permutations: 20, Key: "cond/" + strconv.Itoa(j)},
+			explain.Test{Features: []int{j, (j + 3) % 10}, Window: w, Kind: explain.WithinWindow{}, Permutations: 30, Key: "within/" + strconv.Itoa(j)},
+			explain.Test{Features: []int{j}, Window: w, Kind: explain.Conditional{}, Permutations: 20, Key: "cond/" + strconv.Itoa(j)},
 			explain.Test{Features: []int{j}, Window: tempora.Window{Start: 0, End: 19}, Permutations: 60, Key: "seq/" + strconv.Itoa(j), Stop: explain.SequentialStop(0.1, 60)})
 	}
 	return tests

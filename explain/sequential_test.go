@@ -82,7 +82,7 @@ func TestSequentialMatchesFixedPrefix(t *testing.T) {
 			}
 			seq := base
 			seq.Permutations = pmax
-			seq.Stop = explain.Stop{Hits: tc.hits}
+			seq.Stop = explain.BesagClifford{Hits: tc.hits}
 			sres, err := eng.Run(context.Background(), []explain.Test{seq})
 			if err != nil {
 				t.Fatal(err)
@@ -119,12 +119,12 @@ func TestSequentialMatchesFixedPrefix(t *testing.T) {
 func TestSequentialDeterministic(t *testing.T) {
 	data, f := noisyProblem(t, 60, 6, 1, 0.5, 4)
 	tests := []explain.Test{
-		{Features: []int{1}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 99, Key: "null", Stop: explain.Stop{Hits: 10}},
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 99, Key: "relevant", Stop: explain.Stop{Hits: 10}},
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Kind: explain.WithinWindow, Permutations: 40, Key: "order", Stop: explain.Stop{Hits: 2}},
-		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 50, Key: "probe", Stop: explain.Stop{Probe: true, Threshold: 0.05}},
-		{Features: []int{1}, Window: tempora.Window{Start: 3, End: 5}, Permutations: 50, Key: "probe zero", Stop: explain.Stop{Probe: true, Threshold: 0.05}},
-		{Features: []int{0, 1}, Window: tempora.Window{Start: 1, End: 3}, Kind: explain.WithinWindow, Permutations: 50, Key: "exact", Stop: explain.Stop{Hits: 1}},
+		{Features: []int{1}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 99, Key: "null", Stop: explain.BesagClifford{Hits: 10}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Permutations: 99, Key: "relevant", Stop: explain.BesagClifford{Hits: 10}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 5}, Kind: explain.WithinWindow{}, Permutations: 40, Key: "order", Stop: explain.BesagClifford{Hits: 2}},
+		{Features: []int{0}, Window: tempora.Window{Start: 0, End: 2}, Permutations: 50, Key: "probe", Stop: explain.Probe{Threshold: 0.05}},
+		{Features: []int{1}, Window: tempora.Window{Start: 3, End: 5}, Permutations: 50, Key: "probe zero", Stop: explain.Probe{Threshold: 0.05}},
+		{Features: []int{0, 1}, Window: tempora.Window{Start: 1, End: 3}, Kind: explain.WithinWindow{}, Permutations: 50, Key: "exact", Stop: explain.BesagClifford{Hits: 1}},
 	}
 	var ref []explain.TestResult
 	var refAcc tempora.Accounting
@@ -250,7 +250,7 @@ func TestSequentialNullUniform(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := eng.Run(context.Background(), []explain.Test{{
-			Features: []int{1}, Window: tempora.Window{Start: 0, End: 1}, Permutations: pmax, Key: "null", Stop: explain.Stop{Hits: h},
+			Features: []int{1}, Window: tempora.Window{Start: 0, End: 1}, Permutations: pmax, Key: "null", Stop: explain.BesagClifford{Hits: h},
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -336,7 +336,7 @@ func TestSequentialHugePermutations(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	// Feature 1 is never read (b = 0): every draw is a hit.
-	huge := explain.Test{Features: []int{1}, Window: tempora.Window{Start: 0, End: 3}, Permutations: 1_000_000_000, Key: "huge", Stop: explain.Stop{Hits: 10}}
+	huge := explain.Test{Features: []int{1}, Window: tempora.Window{Start: 0, End: 3}, Permutations: 1_000_000_000, Key: "huge", Stop: explain.BesagClifford{Hits: 10}}
 	if a := alloc([]explain.Test{huge}); a > 1<<20 {
 		t.Errorf("a sequential test with P_max = 10⁹ allocated %d bytes", a)
 	}
@@ -369,12 +369,15 @@ func TestStopErrors(t *testing.T) {
 		stop explain.Stop
 		want string
 	}{
-		{explain.Stop{Hits: -1}, "-1 hits"},
-		{explain.Stop{Hits: 2, Probe: true}, "both"},
-		{explain.Stop{Probe: true, Threshold: -1}, "threshold -1"},
-		{explain.Stop{Probe: true, Threshold: math.NaN()}, "threshold NaN"},
-		{explain.Stop{Probe: true, MinDraws: -2}, "minimum -2"},
-		{explain.Stop{Probe: true, Z: math.Inf(1)}, "z +Inf"},
+		{explain.BesagClifford{Hits: -1}, "-1 hits"},
+		{explain.BesagClifford{}, "0 hits"},
+		{explain.Looks{}, "0 looks"},
+		{explain.Looks{K: 3, Threshold: math.Inf(1)}, "threshold +Inf"},
+		{explain.Looks{K: 3, Z: -1}, "look z -1"},
+		{explain.Probe{Threshold: -1}, "threshold -1"},
+		{explain.Probe{Threshold: math.NaN()}, "threshold NaN"},
+		{explain.Probe{MinDraws: -2}, "minimum -2"},
+		{explain.Probe{Z: math.Inf(1)}, "z +Inf"},
 	} {
 		_, err := eng.Run(context.Background(), []explain.Test{{Features: []int{0}, Window: w, Permutations: 5, Key: "k", Stop: tc.stop}})
 		if err == nil || !strings.HasPrefix(err.Error(), "explain: test 0") || !strings.Contains(err.Error(), tc.want) {

@@ -24,27 +24,27 @@ import (
 func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error) {
 	var important []*node
 	for families := [][]*node{top}; len(families) > 0; {
-		var tests []Test
+		fams := make([]Family, len(families))
 		for f, fam := range families {
 			p := r.cfg.maxDraws(len(fam))
+			fams[f].Alpha = r.cfg.Alpha
 			for _, n := range fam {
-				tests = append(tests, n.test("overall", r.whole, r.cfg.across(), p, r.cfg.stop(p, strconv.Itoa(f))))
+				fams[f].Tests = append(fams[f].Tests, n.test("overall", r.whole, r.cfg.across(), p, r.cfg.familyStop(p)))
 			}
 		}
-		res, err := r.eng.Run(ctx, tests)
+		res, err := r.eng.RunFamilies(ctx, fams)
 		if err != nil {
 			return nil, err
 		}
-		tally(r.counts, drawOverall, res...)
 		var next [][]*node
-		for _, fam := range families {
-			for _, n := range r.decideFamily(fam, res[:len(fam)]) {
+		for f, fam := range families {
+			addDraws(r.counts, drawOverall, res[f]...)
+			for _, n := range r.decideFamily(fam, res[f]) {
 				important = append(important, n)
 				if len(n.children) > 0 {
 					next = append(next, n.children)
 				}
 			}
-			res = res[len(fam):]
 		}
 		families = next
 	}
@@ -88,54 +88,60 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 // (OrderingImportant); TIME's claim that the order matters is the
 // within-window test (testWindowOrderings).
 func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows [][]located) ([]*node, error) {
-	var tests []Test
+	fams := make([]Family, len(important))
 	for i, n := range important {
 		k := len(windows[i])
 		famMax := r.cfg.maxDraws(k + 1)
 		ordMax := r.cfg.orderingDraws(famMax, k+1, r.whole.Len())
-		f := strconv.Itoa(i)
-		tests = append(tests, n.test("ordering", r.whole, WithinWindow, ordMax, r.cfg.stop(ordMax, f)))
+		fams[i].Alpha = r.cfg.Alpha
+		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.familyStop(ordMax)))
 		for _, w := range windows[i] {
-			tests = append(tests, n.test(windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.stop(famMax, f)))
+			fams[i].Tests = append(fams[i].Tests, n.test(windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.familyStop(famMax)))
 		}
 	}
-	res, err := r.eng.Run(ctx, tests)
+	res, err := r.eng.RunFamilies(ctx, fams)
 	if err != nil {
 		return nil, err
 	}
 	var significant []*node
-	nan := math.NaN()
 	for i, n := range important {
-		k := len(windows[i])
-		ord, wins := res[0], res[1:k+1]
-		res = res[k+1:]
-		tally(r.counts, drawOrdering, ord)
-		tally(r.counts, drawWindow, wins...)
-		p := []float64{ord.PValue}
-		for _, w := range wins {
-			p = append(p, w.PValue)
-		}
-		rej, adj := bh(p, r.cfg.Alpha)
-		n.res.OrderingPValue, n.res.OrderingPAdjusted, n.res.OrderingImportant = ord.PValue, adj[0], rej[0]
-		n.res.Windows = make([]tempora.WindowResult, k)
-		lead, any := 0, false
-		for j, w := range windows[i] {
-			n.res.Windows[j] = tempora.WindowResult{
-				Window: w.window, StartRange: w.startRange, EndRange: w.endRange,
-				Score: wins[j].Score, PValue: wins[j].PValue, PAdjusted: adj[j+1], Significant: rej[j+1],
-				OrderingPValue: nan, OrderingPAdjusted: nan,
-			}
-			any = any || rej[j+1]
-			if adj[j+1] < adj[lead+1] {
-				lead = j
-			}
-		}
-		r.setLead(n, lead)
-		if any {
+		if r.decideWindows(n, windows[i], res[i]) {
 			significant = append(significant, n)
 		}
 	}
 	return significant, nil
+}
+
+// decideWindows records the results of node n's family {ordering, window
+// 1, …, window k} (res, in that order), applies BH at level α and reports
+// whether a window is significant.
+func (r *timeRun) decideWindows(n *node, windows []located, res []TestResult) bool {
+	k := len(windows)
+	ord, wins := res[0], res[1:k+1]
+	addDraws(r.counts, drawOrdering, ord)
+	addDraws(r.counts, drawWindow, wins...)
+	p := []float64{ord.PValue}
+	for _, w := range wins {
+		p = append(p, w.PValue)
+	}
+	rej, adj := bh(p, r.cfg.Alpha)
+	n.res.OrderingPValue, n.res.OrderingPAdjusted, n.res.OrderingImportant = ord.PValue, adj[0], rej[0]
+	n.res.Windows = make([]tempora.WindowResult, k)
+	nan := math.NaN()
+	lead, any := 0, false
+	for j, w := range windows {
+		n.res.Windows[j] = tempora.WindowResult{
+			Window: w.window, StartRange: w.startRange, EndRange: w.endRange,
+			Score: wins[j].Score, PValue: wins[j].PValue, PAdjusted: adj[j+1], Significant: rej[j+1],
+			OrderingPValue: nan, OrderingPAdjusted: nan,
+		}
+		any = any || rej[j+1]
+		if adj[j+1] < adj[lead+1] {
+			lead = j
+		}
+	}
+	r.setLead(n, lead)
+	return any
 }
 
 // setLead copies window lead of n into the single-window fields of its
@@ -179,14 +185,14 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 		for _, j := range fam {
 			w := n.res.Windows[j].Window
 			p := r.cfg.orderingDraws(r.cfg.familyDraws(m), m, w.Len())
-			tests = append(tests, n.test(windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow, p, r.cfg.orderingStop(p)))
+			tests = append(tests, n.test(windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow{}, p, r.cfg.mode().orderingStop(p, r.cfg.Alpha)))
 		}
 	}
 	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
 		return err
 	}
-	tally(r.counts, drawWindowOrdering, res...)
+	addDraws(r.counts, drawWindowOrdering, res...)
 	for i, n := range significant {
 		fam := fams[i]
 		mine, perms := res[:len(fam)], tests[:len(fam)]
@@ -256,8 +262,8 @@ const (
 
 var drawNames = [drawKinds]string{"overall", "window search", "ordering", "window", "window ordering"}
 
-// tally adds the draws of results to the count of kind k.
-func tally(counts []tempora.DrawCount, k int, res ...TestResult) {
+// addDraws adds the draws of results to the count of kind k.
+func addDraws(counts []tempora.DrawCount, k int, res ...TestResult) {
 	for _, r := range res {
 		counts[k].Tests++
 		counts[k].Draws += int64(r.Evaluated)

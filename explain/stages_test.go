@@ -40,8 +40,8 @@ func TestTIMEReproducesTests(t *testing.T) {
 	// The sequential configurations use Besag–Clifford's tests, each
 	// reproducible alone; the family stopping rule's tests depend on their
 	// family (TestFamilyStop* in pvalue_test.go).
-	for _, cfg := range []explain.TIME{{Seed: 3, BesagClifford: true}, {Seed: 3, Fixed: true}, {Seed: 3, Permutations: 40, BesagClifford: true}} {
-		t.Run(fmt.Sprintf("fixed=%v/P=%d", cfg.Fixed, cfg.Permutations), func(t *testing.T) {
+	for _, cfg := range []explain.TIME{{Seed: 3, Tests: explain.BesagCliffordTests}, {Seed: 3, Tests: explain.FixedTests}, {Seed: 3, Permutations: 40, Tests: explain.BesagCliffordTests}} {
+		t.Run(fmt.Sprintf("tests=%v/P=%d", cfg.Tests, cfg.Permutations), func(t *testing.T) {
 			ex, err := cfg.Explain(context.Background(), model, data)
 			if err != nil {
 				t.Fatal(err)
@@ -54,7 +54,7 @@ func TestTIMEReproducesTests(t *testing.T) {
 				p := cfg.Permutations
 				switch {
 				case p > 0:
-				case cfg.Fixed:
+				case cfg.Tests == explain.FixedTests:
 					p = explain.DefaultPermutations
 				default:
 					p = explain.MinPermutations(fam, alpha)
@@ -62,8 +62,8 @@ func TestTIMEReproducesTests(t *testing.T) {
 						p = max(p, f-1)
 					}
 				}
-				if cfg.Fixed {
-					return p, explain.Stop{}
+				if cfg.Tests == explain.FixedTests {
+					return p, explain.Fixed{}
 				}
 				return p, explain.SequentialStop(alpha, p)
 			}
@@ -71,7 +71,7 @@ func TestTIMEReproducesTests(t *testing.T) {
 			check := func(what string, j int, kind string, w tempora.Window, k explain.Perturbation, fam int, p, score float64) {
 				t.Helper()
 				n := w.Len()
-				perms, stop := rule(fam, k == explain.WithinWindow, n)
+				perms, stop := rule(fam, k == (explain.WithinWindow{}), n)
 				eng, err := explain.NewEngine(model, data, nil, cfg.Seed, 2)
 				if err != nil {
 					t.Fatal(err)
@@ -91,7 +91,7 @@ func TestTIMEReproducesTests(t *testing.T) {
 				t.Fatalf("feature 2 is not important: %+v", ex.Features[2])
 			}
 			for j, f := range ex.Features {
-				check("overall", j, "overall", whole, explain.AcrossInstances, d, f.PValue, f.Score)
+				check("overall", j, "overall", whole, explain.AcrossInstances{}, d, f.PValue, f.Score)
 				if !f.Important {
 					continue
 				}
@@ -101,9 +101,9 @@ func TestTIMEReproducesTests(t *testing.T) {
 				// The window-ordering cap is that of PowerHits times as
 				// many tests (TIME.familyDraws).
 				k := explain.PowerHits
-				check("ordering", j, "ordering", whole, explain.WithinWindow, 2, f.OrderingPValue, math.NaN())
-				check("window", j, "window", *f.Window, explain.AcrossInstances, 2, f.WindowPValue, f.WindowScore)
-				check("window ordering", j, "window-ordering", *f.Window, explain.WithinWindow, k, f.WindowOrderingPValue, math.NaN())
+				check("ordering", j, "ordering", whole, explain.WithinWindow{}, 2, f.OrderingPValue, math.NaN())
+				check("window", j, "window", *f.Window, explain.AcrossInstances{}, 2, f.WindowPValue, f.WindowScore)
+				check("window ordering", j, "window-ordering", *f.Window, explain.WithinWindow{}, k, f.WindowOrderingPValue, math.NaN())
 			}
 		})
 	}
@@ -120,7 +120,7 @@ func TestTIMEWindowOrderingLevel(t *testing.T) {
 	x := gaussianData(400, 3, 12, 12)
 	f := weightedWindow(1, 5, []float64{1, 1, 3, 5})
 	data := regressionData(t, x, f, 0.1, 12)
-	for _, cfg := range []explain.TIME{{Seed: 1}, {Seed: 1, Fixed: true}} {
+	for _, cfg := range []explain.TIME{{Seed: 1}, {Seed: 1, Tests: explain.FixedTests}} {
 		ex, err := cfg.Explain(context.Background(), f, data)
 		if err != nil {
 			t.Fatal(err)
@@ -128,13 +128,13 @@ func TestTIMEWindowOrderingLevel(t *testing.T) {
 		checkInvariants(t, ex, explain.DefaultAlpha)
 		fr := ex.Features[1]
 		if !fr.Important || fr.Window == nil || *fr.Window != (tempora.Window{Start: 5, End: 8}) || !fr.WindowSignificant {
-			t.Fatalf("fixed=%v: feature 1 %+v, want important with a significant window [5, 8]", cfg.Fixed, fr)
+			t.Fatalf("fixed=%v: feature 1 %+v, want important with a significant window [5, 8]", (cfg.Tests == explain.FixedTests), fr)
 		}
 		if fr.WindowOrderingPValue != 2.0/24 || !fr.WindowOrderingImportant {
-			t.Errorf("fixed=%v: window ordering p %v important %v, want 2/24 and important", cfg.Fixed, fr.WindowOrderingPValue, fr.WindowOrderingImportant)
+			t.Errorf("fixed=%v: window ordering p %v important %v, want 2/24 and important", (cfg.Tests == explain.FixedTests), fr.WindowOrderingPValue, fr.WindowOrderingImportant)
 		}
 		if c := ex.Accounting.Draws[4]; c.Tests != 1 || c.Draws != 23 {
-			t.Errorf("fixed=%v: window-ordering draws %+v, want one exact test of 23 draws", cfg.Fixed, c)
+			t.Errorf("fixed=%v: window-ordering draws %+v, want one exact test of 23 draws", (cfg.Tests == explain.FixedTests), c)
 		}
 	}
 }

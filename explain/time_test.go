@@ -59,7 +59,7 @@ func TestTIMEDesignedModels(t *testing.T) {
 		for _, mode := range []struct {
 			name string
 			cfg  explain.TIME
-		}{{"sequential", explain.TIME{Seed: 7}}, {"sequential seed 8", explain.TIME{Seed: 8}}, {"fixed", explain.TIME{Seed: 7, Fixed: true}}} {
+		}{{"sequential", explain.TIME{Seed: 7}}, {"sequential seed 8", explain.TIME{Seed: 8}}, {"fixed", explain.TIME{Seed: 7, Tests: explain.FixedTests}}} {
 			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
 				var data *tempora.Dataset
 				if tc.task == tempora.Regression {
@@ -114,8 +114,8 @@ func TestTIMEDesignedModels(t *testing.T) {
 				if acc.InstanceEvals != acc.ModelCalls*m || acc.WindowProbes == 0 || acc.Runtime <= 0 {
 					t.Errorf("accounting %+v", acc)
 				}
-				checkDraws(t, acc, mode.cfg.Fixed)
-				if mode.cfg.Fixed {
+				checkDraws(t, acc, (mode.cfg.Tests == explain.FixedTests))
+				if (mode.cfg.Tests == explain.FixedTests) {
 					// One baseline call, P draws per overall test, per probe,
 					// and per ordering and window test (L = 15 and the windows
 					// of 5 timesteps or more are too long to enumerate).
@@ -337,7 +337,7 @@ func TestTIMECalibration(t *testing.T) {
 	)
 	for _, task := range []tempora.Task{tempora.Regression, tempora.Classification} {
 		for _, mode := range []string{"family", "sequential", "fixed"} {
-			fixed, bc := mode == "fixed", mode == "sequential"
+			tests := map[string]explain.Tests{"family": explain.AnytimeTests, "sequential": explain.BesagCliffordTests, "fixed": explain.FixedTests}[mode]
 			t.Run(task.String()+"/"+mode, func(t *testing.T) {
 				weights := gaussianData(1, d, l, 99).Data
 				linear := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
@@ -369,7 +369,7 @@ func TestTIMECalibration(t *testing.T) {
 							y[i] = rng.NormFloat64()
 						}
 					}
-					ex, err := explain.TIME{Seed: seed, Fixed: fixed, BesagClifford: bc, Alpha: alpha, Workers: 1}.
+					ex, err := explain.TIME{Seed: seed, Tests: tests, Alpha: alpha, Workers: 1}.
 						Explain(context.Background(), model, &tempora.Dataset{X: x, Y: y, Task: task})
 					if err != nil {
 						t.Fatal(err)
@@ -426,7 +426,7 @@ func TestTIMECalibration(t *testing.T) {
 				}
 				// The atoms of the p-value's law.
 				var atoms []float64
-				if fixed {
+				if tests == explain.FixedTests {
 					for k := 1; k <= explain.DefaultPermutations+1; k++ {
 						atoms = append(atoms, float64(k)/(explain.DefaultPermutations+1))
 					}
@@ -720,7 +720,7 @@ func TestTIMEWarnings(t *testing.T) {
 	y := make([]float64, x.M)
 	f(y, x)
 	data := &tempora.Dataset{X: x, Y: y}
-	for _, cfg := range []explain.TIME{{Permutations: 5, BesagClifford: true}, {Permutations: 5, Fixed: true}} {
+	for _, cfg := range []explain.TIME{{Permutations: 5, Tests: explain.BesagCliffordTests}, {Permutations: 5, Tests: explain.FixedTests}} {
 		ex, err := cfg.Explain(context.Background(), f, data)
 		if err != nil {
 			t.Fatal(err)
@@ -743,7 +743,7 @@ func TestTIMEWarnings(t *testing.T) {
 	// A significant window of two timesteps: its ordering can never be
 	// significant at α = 0.1 (p ≥ 1/2). The default caps give no floor
 	// warning.
-	for _, cfg := range []explain.TIME{{}, {Fixed: true}} {
+	for _, cfg := range []explain.TIME{{}, {Tests: explain.FixedTests}} {
 		ex, err := cfg.Explain(context.Background(), f, data)
 		if err != nil {
 			t.Fatal(err)
@@ -774,14 +774,14 @@ func TestTIMEFloorWarnings(t *testing.T) {
 		cfg  explain.TIME
 		want []string
 	}{
-		{"flat fixed P=50", explain.TIME{Fixed: true}, []string{
+		{"flat fixed P=50", explain.TIME{Tests: explain.FixedTests}, []string{
 			"the family of 14 features: with 50 permutations the smallest p-value 1/51 = 0.0196 exceeds alpha/m = 0.00714, so BH rejects none of them unless at least 3 reach it; a single discovery needs at least 139 permutations"}},
 		{"flat sequential P_max=50", explain.TIME{Permutations: 50}, []string{"the family of 14 features: with 50 permutations"}},
 		{"flat sequential default", explain.TIME{}, nil},
-		{"flat fixed P=139", explain.TIME{Fixed: true, Permutations: 139}, nil},
-		{"hierarchy fixed P=50", explain.TIME{Fixed: true, Hierarchy: h}, []string{
+		{"flat fixed P=139", explain.TIME{Tests: explain.FixedTests, Permutations: 139}, nil},
+		{"hierarchy fixed P=50", explain.TIME{Tests: explain.FixedTests, Hierarchy: h}, []string{
 			`the family of the 12 members of group "a": with 50 permutations the smallest p-value 1/51 = 0.0196 exceeds alpha/m = 0.00833, so BH rejects none of them unless at least 3 reach it; a single discovery needs at least 119 permutations`}},
-		{"hierarchy fixed P=15", explain.TIME{Fixed: true, Permutations: 15, Hierarchy: h}, []string{
+		{"hierarchy fixed P=15", explain.TIME{Tests: explain.FixedTests, Permutations: 15, Hierarchy: h}, []string{
 			"the top family of 2 groups: with 15 permutations the smallest p-value 1/16 = 0.0625 exceeds alpha/m = 0.05, so BH rejects none of them unless at least 2 reach it",
 			`the family of the 12 members of group "a": with 15 permutations`,
 			`the family of the 2 members of group "b": with 15 permutations`,
@@ -821,7 +821,7 @@ func TestTIMELoneFeature(t *testing.T) {
 	x := gaussianData(300, 10, 12, 9)
 	f := weightedWindow(6, 4, []float64{1, 2, 3})
 	data := regressionData(t, x, f, 0.5, 9)
-	fixed, err := explain.TIME{Fixed: true, Seed: 1}.Explain(context.Background(), f, data)
+	fixed, err := explain.TIME{Tests: explain.FixedTests, Seed: 1}.Explain(context.Background(), f, data)
 	if err != nil {
 		t.Fatal(err)
 	}

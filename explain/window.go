@@ -1,10 +1,8 @@
 package explain
 
 import (
-	"cmp"
 	"context"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
@@ -226,20 +224,32 @@ type located struct {
 	startKept, endKept bool
 }
 
+// locateWindows finds the windows of every important node: the window
+// search (searchWindows), moved into the span of the node's observed
+// values on data with missing values (clipToSpans), then split at gaps
+// and trimmed (splitWindows, split.go). It returns the windows of node i
+// in time order.
+func (r *timeRun) locateWindows(ctx context.Context, nodes []*node) ([][]located, error) {
+	found, err := r.searchWindows(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	r.clipToSpans(nodes, found)
+	return r.splitWindows(ctx, nodes, found)
+}
+
 // searchWindows finds the window of every node, running the current probe
 // of every unfinished search in one batch per round. Each probe makes at
-// most perms draws; with probe set it stops as soon as its interval settles
-// the comparison with the threshold (Stop.Probe). It returns the windows in
-// node order and the number of probes made, and adds the probes' draws to
-// count.
-func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta float64, rule WindowRule, perms int, probe bool, across Perturbation, count *tempora.DrawCount) ([]located, int64, error) {
+// most probeCap draws and stops as the tests' mode says (Probe: as soon
+// as its interval settles the comparison with the threshold). It returns
+// the windows in node order.
+func (r *timeRun) searchWindows(ctx context.Context, nodes []*node) ([]located, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
-		s := &search{n: n, l: l, thr: theta * math.Abs(n.res.Score), rule: rule, lo: 0, hi: l, sureLo: 0, sureHi: l}
+		s := &search{n: n, l: r.whole.Len(), thr: r.threshold(n), rule: r.cfg.WindowRule, lo: 0, hi: r.whole.Len(), sureLo: 0, sureHi: r.whole.Len()}
 		s.advance()
 		searches[i] = s
 	}
-	var probes int64
 	for {
 		var active []*search
 		var tests []Test
@@ -249,356 +259,48 @@ func searchWindows(ctx context.Context, eng *Engine, nodes []*node, l int, theta
 			}
 			w, kind := s.probe()
 			active = append(active, s)
-			var stop Stop
-			if probe {
-				stop = Stop{Probe: true, Threshold: s.thr}
-			}
-			tests = append(tests, s.n.test(kind, w, across, perms, stop))
+			tests = append(tests, r.probe(s.n, kind, w))
 		}
 		if len(tests) == 0 {
 			break
 		}
-		res, err := eng.Run(ctx, tests)
+		res, err := r.runProbes(ctx, tests)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		probes += int64(len(tests))
 		for i, s := range active {
 			s.update(res[i])
-			count.Tests++
-			count.Draws += int64(res[i].Evaluated)
-			count.MaxDraws += int64(res[i].Max)
 		}
 	}
 	out := make([]located, len(nodes))
 	for i, s := range searches {
 		out[i] = located{window: s.window(), startRange: s.startRange, endRange: s.endRange(), startKept: s.startKept, endKept: s.kept()}
 	}
-	return out, probes, nil
+	return out, nil
 }
 
-// Timestep statuses of the gap search.
-const (
-	surelyImportant = iota
-	unsure
-	surelyUnimportant
-)
+// threshold returns the window search's threshold of node n, θ·|overall
+// score|.
+func (r *timeRun) threshold(n *node) float64 { return r.theta * math.Abs(n.res.Score) }
 
-// splitWindows splits the window of every node into at most maxWindows
-// disjoint windows (maxWindows ≤ 1 leaves every window whole), so that
-// every window reported surely carries more than θ of the importance and
-// every region left out of the window [a, b] surely carries less
-// (docs/decisions.md, decision 18). Three stages, each one batch:
-//
-//  1. Every timestep a ≤ t ≤ b is probed alone (an across-instance
-//     permutation of the node at t, key "gap/t", stopping early as the
-//     window search's probes do), except an end at the sequence's end
-//     (its trim would be the prefix or suffix the search found important)
-//     and an end that the search's bracketing probes already show to be
-//     surely important (located.startKept, endKept).
-//  2. The maximal runs of timesteps surely unimportant are the candidate
-//     regions to leave out (an unsure timestep stays in): the runs of
-//     a < t < b are the candidate gaps, and the run from a (from b) a
-//     candidate trim of that end, unless it covers the window. Each is
-//     probed as a whole (key "gap/s-e") and left out only if it is surely
-//     unimportant: the upper end of its interval, Score + t·SE, is at
-//     most θ·|overall|. Under the one-sided rule with early stops the
-//     check looks at its interval three times, at O'Brien and Fleming's
-//     boundary (Stop.Looks: ±3.53, ±2.50 and ±2.04 SE after a third, two
-//     thirds and all of its perms draws), whose error at the threshold is
-//     that of one look at ±2 SE; otherwise it makes one look, at its cap
-//     (TestGapCalibration: 1.75% false splits at the null boundary,
-//     nominal at most 2.3%; docs/decisions.md, decision 22). Of
-//     the gaps kept, the longest maxWindows − 1 split the window (the
-//     earlier on ties); kept trims are always applied.
-//  3. When this leaves several pieces, each is probed as a whole (key
-//     "piece/s-e", stopping early as the window search's probes do) and
-//     reported only if it is surely important: Score − t·SE above
-//     θ·|overall|, the rule of the window search's probes. A piece that
-//     is not (an isolated timestep of small weight that the
-//     single-timestep probes could not rule out) is left out with the
-//     gaps around it; if no piece is sure, the one with the highest score
-//     is kept.
-//
-// The windows of node i are returned in time order. An end inherited from
-// the window search keeps its range; an end at a gap or trim is fixed by
-// sure probes, except that its range widens by one timestep inwards when
-// its own timestep's probe was unsure.
-func splitWindows(ctx context.Context, eng *Engine, nodes []*node, found []located, l, maxWindows int, theta float64, rule WindowRule, perms int, probe bool, across Perturbation, count *tempora.DrawCount) ([][]located, int64, error) {
-	out := make([][]located, len(nodes))
-	for i := range nodes {
-		out[i] = []located{found[i]}
-	}
-	if maxWindows <= 1 {
-		return out, 0, nil
-	}
-	var probes int64
-	run := func(tests []Test) ([]TestResult, error) {
-		if len(tests) == 0 {
-			return nil, nil
-		}
-		res, err := eng.Run(ctx, tests)
-		if err != nil {
-			return nil, err
-		}
-		probes += int64(len(tests))
-		for _, r := range res {
-			count.Tests++
-			count.Draws += int64(r.Evaluated)
-			count.MaxDraws += int64(r.Max)
-		}
-		return res, nil
-	}
-	stop := func(thr float64) Stop {
-		if probe {
-			return Stop{Probe: true, Threshold: thr}
-		}
-		return Stop{}
-	}
-	// check is the stopping rule of a gap or trim check: under the
-	// one-sided rule with early stops, O'Brien and Fleming's boundary at
-	// three looks (Stop.Looks), whose error at the threshold is that of
-	// one look at ±2 SE; otherwise one look, at the cap.
-	check := func(thr float64) Stop {
-		if probe && rule == OneSided {
-			return Stop{Looks: DefaultLooks, Threshold: thr}
-		}
-		return Stop{}
-	}
-	interval := func(r TestResult) (score, half float64) {
-		if r.Draws > 1 {
-			half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
-		}
-		score = r.Score
-		if rule == PaperRule {
-			score = math.Abs(score)
-		}
-		return score, half
-	}
-	key := func(kind string, w tempora.Window) string {
-		return kind + "/" + strconv.Itoa(w.Start) + "-" + strconv.Itoa(w.End)
-	}
+// probe returns the probe test of node n over window w, with stream key
+// kind: an across-instance test, capped at probeCap, that stops as the
+// tests' mode stops probes (Probe, or Fixed under FixedTests).
+func (r *timeRun) probe(n *node, kind string, w tempora.Window) Test {
+	return n.test(kind, w, r.cfg.across(), r.cfg.probeCap(), r.cfg.mode().probeStop(r.threshold(n)))
+}
 
-	// Stage 1: every timestep alone, but an end at the sequence's end:
-	// the trim there would be the prefix (suffix) that the window search
-	// found important.
-	// The search's bracketing probes may already show that an end
-	// timestep surely carries more than the threshold (located.startKept).
-	lo := func(f located) int {
-		if f.window.Start == 0 || f.startKept {
-			return f.window.Start + 1
-		}
-		return f.window.Start
+// runProbes runs the probes and checks of the window search and split,
+// counting them as window-search draws and probes.
+func (r *timeRun) runProbes(ctx context.Context, tests []Test) ([]TestResult, error) {
+	if len(tests) == 0 {
+		return nil, nil
 	}
-	hi := func(f located) int {
-		if f.window.End == l-1 || f.endKept {
-			return f.window.End - 1
-		}
-		return f.window.End
-	}
-	thr := make([]float64, len(nodes))
-	var tests []Test
-	for i, n := range nodes {
-		thr[i] = theta * math.Abs(n.res.Score)
-		for t := lo(found[i]); t <= hi(found[i]); t++ {
-			tests = append(tests, n.test("gap/"+strconv.Itoa(t), tempora.Window{Start: t, End: t}, across, perms, stop(thr[i])))
-		}
-	}
-	res, err := run(tests)
+	res, err := r.eng.Run(ctx, tests)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	status := make([][]int, len(nodes))
-	for i := range nodes {
-		w := found[i].window
-		s := &search{thr: thr[i], rule: rule}
-		status[i] = make([]int, w.Len())
-		status[i][0], status[i][w.Len()-1] = surelyImportant, surelyImportant
-		for t := lo(found[i]); t <= hi(found[i]); t++ {
-			k := t - w.Start
-			important, sure := s.judge(res[0])
-			res = res[1:]
-			switch {
-			case important:
-				status[i][k] = surelyImportant
-			case sure:
-				status[i][k] = surelyUnimportant
-			default:
-				status[i][k] = unsure
-			}
-		}
-	}
-
-	// Stage 2: the candidate gaps and trims, each verified as a whole.
-	type cand struct {
-		node int
-		gap  tempora.Window
-	}
-	var cands []cand
-	tests = tests[:0]
-	for i, n := range nodes {
-		w := found[i].window
-		sure := func(t int) bool { return status[i][t-w.Start] == surelyUnimportant }
-		add := func(g tempora.Window) {
-			cands = append(cands, cand{i, g})
-			// The verifying probe looks at its interval at three
-			// boundaries whose joint error is that of one look, not
-			// once per draw, whose repeated chances to fall below the
-			// threshold would inflate false gaps several-fold.
-			tests = append(tests, n.test(key("gap", g), g, across, perms, check(thr[i])))
-		}
-		// The trims: the runs from each end, unless one covers the window.
-		if sure(w.Start) {
-			e := w.Start
-			for e < w.End && sure(e+1) {
-				e++
-			}
-			if e < w.End {
-				add(tempora.Window{Start: w.Start, End: e})
-			}
-		}
-		if sure(w.End) {
-			s := w.End
-			for s > w.Start && sure(s-1) {
-				s--
-			}
-			if s > w.Start {
-				add(tempora.Window{Start: s, End: w.End})
-			}
-		}
-		// The gaps: the runs strictly inside the window.
-		for t := w.Start + 1; t < w.End; {
-			if !sure(t) {
-				t++
-				continue
-			}
-			e := t
-			for e+1 < w.End && sure(e+1) {
-				e++
-			}
-			add(tempora.Window{Start: t, End: e})
-			t = e + 1
-		}
-	}
-	res, err = run(tests)
-	if err != nil {
-		return nil, 0, err
-	}
-	gaps := make([][]tempora.Window, len(nodes))
-	trimLo, trimHi := make([]int, len(nodes)), make([]int, len(nodes))
-	for i := range nodes {
-		trimLo[i], trimHi[i] = found[i].window.Start, found[i].window.End
-	}
-	for k, c := range cands {
-		score, half := interval(res[k])
-		if st := tests[k].Stop; st.Looks > 1 && res[k].Draws > 1 {
-			half = tQuantile(LookBoundary(st, res[k].Max, res[k].Draws), res[k].Draws-1) * res[k].SE
-		}
-		if score+half > thr[c.node] {
-			continue
-		}
-		w := found[c.node].window
-		switch {
-		case c.gap.Start == w.Start:
-			trimLo[c.node] = c.gap.End + 1
-		case c.gap.End == w.End:
-			trimHi[c.node] = c.gap.Start - 1
-		default:
-			gaps[c.node] = append(gaps[c.node], c.gap)
-		}
-	}
-	pieces := make([][]tempora.Window, len(nodes))
-	for i := range nodes {
-		// A gap that a trim reaches is part of the trim.
-		var g []tempora.Window
-		for _, gap := range gaps[i] {
-			if gap.Start > trimLo[i] && gap.End < trimHi[i] {
-				g = append(g, gap)
-			}
-		}
-		if len(g) > maxWindows-1 {
-			// Keep the longest maxWindows − 1 gaps, earlier first on ties,
-			// then restore time order.
-			idx := make([]int, len(g))
-			for k := range idx {
-				idx[k] = k
-			}
-			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(g[b].Len(), g[a].Len()) })
-			keep := make([]bool, len(g))
-			for _, k := range idx[:maxWindows-1] {
-				keep[k] = true
-			}
-			var kept []tempora.Window
-			for k, ok := range keep {
-				if ok {
-					kept = append(kept, g[k])
-				}
-			}
-			g = kept
-		}
-		start := trimLo[i]
-		for _, gap := range g {
-			pieces[i] = append(pieces[i], tempora.Window{Start: start, End: gap.Start - 1})
-			start = gap.End + 1
-		}
-		pieces[i] = append(pieces[i], tempora.Window{Start: start, End: trimHi[i]})
-	}
-
-	// Stage 3: with several pieces, each must surely carry more than θ.
-	tests = tests[:0]
-	for i, n := range nodes {
-		if len(pieces[i]) < 2 {
-			continue
-		}
-		for _, p := range pieces[i] {
-			tests = append(tests, n.test(key("piece", p), p, across, perms, stop(thr[i])))
-		}
-	}
-	res, err = run(tests)
-	if err != nil {
-		return nil, 0, err
-	}
-	for i := range nodes {
-		ps := pieces[i]
-		if len(ps) >= 2 {
-			mine := res[:len(ps)]
-			res = res[len(ps):]
-			var kept []tempora.Window
-			best := 0
-			for k, p := range ps {
-				score, half := interval(mine[k])
-				if score-half > thr[i] {
-					kept = append(kept, p)
-				}
-				if mine[k].Score > mine[best].Score {
-					best = k
-				}
-			}
-			if len(kept) == 0 {
-				kept = []tempora.Window{ps[best]}
-			}
-			ps = kept
-		}
-		w := found[i].window
-		st := func(t int) int { return status[i][t-w.Start] }
-		var ws []located
-		for _, p := range ps {
-			sr, er := found[i].startRange, found[i].endRange
-			if p.Start != w.Start {
-				sr = tempora.Window{Start: p.Start, End: p.Start}
-				if st(p.Start) != surelyImportant && p.Start < p.End {
-					sr.End++
-				}
-			}
-			if p.End != w.End {
-				er = tempora.Window{Start: p.End, End: p.End}
-				if st(p.End) != surelyImportant && p.End > p.Start {
-					er.Start--
-				}
-			}
-			ws = append(ws, located{window: p, startRange: sr, endRange: er})
-		}
-		out[i] = ws
-	}
-	return out, probes, nil
+	r.probes += int64(len(tests))
+	addDraws(r.counts, drawSearch, res...)
+	return res, nil
 }

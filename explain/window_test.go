@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -142,11 +143,11 @@ func TestWindowHarmfulRegion(t *testing.T) {
 	})
 	data := regressionData(t, x, truth, 0.3, 7)
 	for _, fixed := range []bool{false, true} {
-		f := explainFeature(t, explain.TIME{Seed: 1, Fixed: fixed}, model, data, 0)
+		f := explainFeature(t, explain.TIME{Seed: 1, Tests: testsOf(fixed)}, model, data, 0)
 		if want := (tempora.Window{Start: 10, End: 14}); len(f.Windows) != 1 || f.Windows[0].Window != want {
 			t.Errorf("fixed=%v: one-sided windows %v, want %v", fixed, windowList(f), want)
 		}
-		p := explainFeature(t, explain.TIME{Seed: 1, Fixed: fixed, WindowRule: explain.PaperRule, Windows: 1}, model, data, 0)
+		p := explainFeature(t, explain.TIME{Seed: 1, Tests: testsOf(fixed), WindowRule: explain.PaperRule, Windows: 1}, model, data, 0)
 		if p.Window == nil || p.Window.Start != 0 {
 			t.Errorf("fixed=%v: paper window %v, want it stretched to timestep 0 (the test's premise)", fixed, p.Window)
 		}
@@ -164,7 +165,7 @@ func TestWindowSignChange(t *testing.T) {
 		model := weightedWindow(2, 4, []float64{2, -3, 1, -1, 3, -2})
 		data := regressionData(t, x, model, 0.5, 30+seed)
 		for _, fixed := range []bool{false, true} {
-			f := explainFeature(t, explain.TIME{Seed: seed, Fixed: fixed}, model, data, 2)
+			f := explainFeature(t, explain.TIME{Seed: seed, Tests: testsOf(fixed)}, model, data, 2)
 			if want := (tempora.Window{Start: 4, End: 9}); f.Window == nil || *f.Window != want || !f.WindowSignificant {
 				t.Errorf("seed %d fixed=%v: window %v significant %v, want %v significant", seed, fixed, f.Window, f.WindowSignificant, want)
 			}
@@ -410,4 +411,76 @@ func boundaryWeight(x *tempora.Tensor, r []float64, theta float64) float64 {
 		}
 	}
 	return (lo + hi) / 2
+}
+
+// TestProbeCut checks that stopping the window-search probes and gap
+// checks early (the default) finds the same windows as running every
+// probe and check to its cap (the test-only FullProbesTests), on models
+// that read three features over windows of unequal weights, and reports
+// the probes' draws: a window that differs must lie within the ranges the
+// full run gives its ends (a probe that stopped once its interval cleared
+// the threshold may not clear it after all its draws; the full run then
+// reports that end as uncertain).
+func TestProbeCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explains 6 problems in two modes")
+	}
+	const m, d, l = 300, 4, 20
+	same, total := 0, 0
+	var draws, fullDraws int64
+	for seed := range uint64(6) {
+		x := gaussianData(m, d, l, 60+seed)
+		parts := []tempora.ModelFunc{
+			weightedWindow(0, 2, []float64{1, 2, 1.5, 0.5}),
+			weightedWindow(1, 9, []float64{-1, 1, -1, 2, 0.3}),
+			weightedWindow(3, 15, []float64{0.8, 0.8, 0.8}),
+		}
+		model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+			part := make([]float64, len(dst))
+			clear(dst)
+			for _, f := range parts {
+				if err := f(part, x); err != nil {
+					return err
+				}
+				for i, v := range part {
+					dst[i] += v
+				}
+			}
+			return nil
+		})
+		data := regressionData(t, x, model, 1, 60+seed)
+		cut, err := explain.TIME{Seed: seed}.Explain(context.Background(), model, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := explain.TIME{Seed: seed, Tests: explain.FullProbesTests}.Explain(context.Background(), model, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draws += cut.Accounting.Draws[1].Draws
+		fullDraws += full.Accounting.Draws[1].Draws
+		for j := range cut.Features {
+			a, b := cut.Features[j], full.Features[j]
+			if a.Important != b.Important {
+				t.Fatalf("seed %d feature %d: important %v and %v (the overall decisions differ)", seed, j, a.Important, b.Important)
+			}
+			if a.Window == nil || b.Window == nil {
+				continue
+			}
+			total++
+			fr := b.Windows[0]
+			switch {
+			case slices.Equal(windowList(a), windowList(b)):
+				same++
+			case len(a.Windows) == 1 && len(b.Windows) == 1 && fr.StartRange.Contains(a.Window.Start) && fr.EndRange.Contains(a.Window.End):
+				t.Logf("seed %d feature %d: windows %v with probe stopping, %v (start in %v, end in %v) with full probes", seed, j, windowList(a), windowList(b), fr.StartRange, fr.EndRange)
+			default:
+				t.Errorf("seed %d feature %d: windows %v with probe stopping, %v with full probes", seed, j, windowList(a), windowList(b))
+			}
+		}
+	}
+	t.Logf("probe stopping: %d/%d windows unchanged; window-search draws %d instead of %d (%.1f%%)", same, total, draws, fullDraws, 100*float64(draws)/float64(fullDraws))
+	if total < 18 {
+		t.Errorf("%d windows compared, want the 18 of the three features in 6 problems", total)
+	}
 }

@@ -33,6 +33,10 @@ type Param struct {
 	// "[0, 100]"; durations are compared in seconds. Empty means any value
 	// (floats must still be finite). Defaults must lie in the range.
 	Range string
+	// Deprecated, if not empty, marks a deprecated spelling of another
+	// parameter and says what to use instead ("tests=fixed"): help texts
+	// show it as such, and it is left out of Describe unless given.
+	Deprecated string
 }
 
 // Kind is the type of a parameter.
@@ -325,12 +329,15 @@ func (v Values) Given(name string) bool {
 }
 
 // Describe returns the values as "name=value" pairs separated by commas,
-// in parameter order, leaving out empty strings: "permutations=50,
-// alpha=0.1, gamma=0.99".
+// in parameter order, leaving out empty strings and deprecated parameters
+// not given: "permutations=50, alpha=0.1, gamma=0.99".
 func (v Values) Describe() string {
 	var parts []string
 	for i, p := range v.params {
 		if s, ok := v.vals[i].(string); ok && s == "" {
+			continue
+		}
+		if p.Deprecated != "" && !v.given[i] {
 			continue
 		}
 		parts = append(parts, p.Name+"="+Format(v.vals[i]))

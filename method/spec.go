@@ -18,10 +18,11 @@ type Value interface {
 //	m := method.Method{Name: "X", Params: method.Params(samples),
 //		New: func(c method.Config) (tempora.Explainer, error) { return X{Samples: samples.Get(c.Values)}, nil }}
 type Spec[T Value] struct {
-	// Name, Doc and Range are those of Param.
-	Name  string
-	Doc   string
-	Range string
+	// Name, Doc, Range and Deprecated are those of Param.
+	Name       string
+	Doc        string
+	Range      string
+	Deprecated string
 	// Default is the value when none is given.
 	Default T
 	// Quick, if non-nil, is the default at the benchmark's quick scale
@@ -31,7 +32,7 @@ type Spec[T Value] struct {
 
 // Param returns the parameter's data form.
 func (s Spec[T]) Param() Param {
-	p := Param{Name: s.Name, Doc: s.Doc, Default: s.Default, Range: s.Range}
+	p := Param{Name: s.Name, Doc: s.Doc, Default: s.Default, Range: s.Range, Deprecated: s.Deprecated}
 	if s.Quick != nil {
 		p.Quick = *s.Quick
 	}

@@ -1,0 +1,365 @@
+package explain
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/tempora-dev/tempora"
+)
+
+// The split of a window (TIME.Windows > 1; docs/decisions.md, decision
+// 18): splitWindows splits the window of every node into at most
+// TIME.Windows disjoint windows, so that every window reported surely
+// carries more than θ of the importance and every region left out of the
+// window [a, b] surely carries less. Three stages, each one batch:
+//
+//  1. probeTimesteps: every timestep a ≤ t ≤ b is probed alone (an
+//     across-instance probe of the node at t, key "gap/t", stopping early
+//     as the window search's probes do), except an end at the sequence's
+//     end (its trim would be the prefix or suffix the search found
+//     important) and an end that the search's bracketing probes already
+//     show to be surely important (located.startKept, endKept).
+//  2. verifyGaps: the maximal runs of timesteps surely unimportant are the
+//     candidate regions to leave out (an unsure timestep stays in): the
+//     runs of a < t < b are the candidate gaps, and the run from a (from
+//     b) a candidate trim of that end, unless it covers the window. Each
+//     is checked as a whole (key "gap/s-e") and left out only if it is
+//     surely unimportant: the upper end of its interval, Score + t·SE, is
+//     at most θ·|overall|. Under the one-sided rule with the sequential
+//     tests the check looks at its interval three times, at O'Brien and
+//     Fleming's boundary (Looks: ±3.53, ±2.50 and ±2.04 SE after a third,
+//     two thirds and all of its draws), whose error at the threshold is
+//     that of one look at ±2 SE; otherwise it makes one look, at its cap
+//     (TestGapCalibration: 1.75% false splits at the null boundary,
+//     nominal at most 2.3%; docs/decisions.md, decision 22). Of the gaps
+//     kept, the longest TIME.Windows − 1 split the window (cutPieces; the
+//     earlier on ties); kept trims are always applied.
+//  3. confirmPieces: when this leaves several pieces, each is probed as a
+//     whole (key "piece/s-e", stopping early as the window search's
+//     probes do) and reported only if it is surely important: Score − t·SE
+//     above θ·|overall|, the rule of the window search's probes. A piece
+//     that is not (an isolated timestep of small weight that the
+//     single-timestep probes could not rule out) is left out with the
+//     gaps around it; if no piece is sure, the one with the highest score
+//     is kept.
+//
+// An end inherited from the window search keeps its range; an end at a
+// gap or trim is fixed by sure probes, except that its range widens by one
+// timestep inwards when its own timestep's probe was unsure.
+
+// Timestep statuses of the split.
+const (
+	surelyImportant = iota
+	unsure
+	surelyUnimportant
+)
+
+// splitWindows splits the window found for every node (see above) and
+// returns the windows of node i in time order; TIME.Windows ≤ 1 leaves
+// every window whole.
+func (r *timeRun) splitWindows(ctx context.Context, nodes []*node, found []located) ([][]located, error) {
+	out := make([][]located, len(nodes))
+	for i := range nodes {
+		out[i] = []located{found[i]}
+	}
+	if r.cfg.Windows <= 1 {
+		return out, nil
+	}
+	status, err := r.probeTimesteps(ctx, nodes, found)
+	if err != nil {
+		return nil, err
+	}
+	pieces, err := r.verifyGaps(ctx, nodes, found, status)
+	if err != nil {
+		return nil, err
+	}
+	pieces, err = r.confirmPieces(ctx, nodes, pieces)
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		out[i] = piecesLocated(found[i], status[i], pieces[i])
+	}
+	return out, nil
+}
+
+// probedSpan returns the timesteps of window f that stage 1 probes: all
+// but an end at the sequence's end and an end the search already showed
+// surely important.
+func (r *timeRun) probedSpan(f located) (lo, hi int) {
+	lo, hi = f.window.Start, f.window.End
+	if lo == 0 || f.startKept {
+		lo++
+	}
+	if hi == r.whole.End || f.endKept {
+		hi--
+	}
+	return lo, hi
+}
+
+// probeTimesteps is stage 1: it probes the timesteps of every window
+// alone and returns the status of every timestep of window i (index t −
+// a), its ends surely important unless probed.
+func (r *timeRun) probeTimesteps(ctx context.Context, nodes []*node, found []located) ([][]int, error) {
+	var tests []Test
+	for i, n := range nodes {
+		lo, hi := r.probedSpan(found[i])
+		for t := lo; t <= hi; t++ {
+			tests = append(tests, r.probe(n, "gap/"+strconv.Itoa(t), tempora.Window{Start: t, End: t}))
+		}
+	}
+	res, err := r.runProbes(ctx, tests)
+	if err != nil {
+		return nil, err
+	}
+	status := make([][]int, len(nodes))
+	for i, n := range nodes {
+		w := found[i].window
+		s := &search{thr: r.threshold(n), rule: r.cfg.WindowRule}
+		status[i] = make([]int, w.Len()) // surelyImportant
+		lo, hi := r.probedSpan(found[i])
+		for t := lo; t <= hi; t++ {
+			important, sure := s.judge(res[0])
+			res = res[1:]
+			switch {
+			case important:
+				status[i][t-w.Start] = surelyImportant
+			case sure:
+				status[i][t-w.Start] = surelyUnimportant
+			default:
+				status[i][t-w.Start] = unsure
+			}
+		}
+	}
+	return status, nil
+}
+
+// candidates returns the candidate regions of window w to leave out, by
+// the statuses of its timesteps: the trims (the runs of surely
+// unimportant timesteps from each end, unless one covers the window),
+// then the gaps (the runs strictly inside).
+func candidates(w tempora.Window, status []int) []tempora.Window {
+	sure := func(t int) bool { return status[t-w.Start] == surelyUnimportant }
+	var out []tempora.Window
+	if sure(w.Start) {
+		e := w.Start
+		for e < w.End && sure(e+1) {
+			e++
+		}
+		if e < w.End {
+			out = append(out, tempora.Window{Start: w.Start, End: e})
+		}
+	}
+	if sure(w.End) {
+		s := w.End
+		for s > w.Start && sure(s-1) {
+			s--
+		}
+		if s > w.Start {
+			out = append(out, tempora.Window{Start: s, End: w.End})
+		}
+	}
+	for t := w.Start + 1; t < w.End; {
+		if !sure(t) {
+			t++
+			continue
+		}
+		e := t
+		for e+1 < w.End && sure(e+1) {
+			e++
+		}
+		out = append(out, tempora.Window{Start: t, End: e})
+		t = e + 1
+	}
+	return out
+}
+
+// check returns the check of node n over region g, a candidate gap or
+// trim: under the one-sided rule it stops as the tests' mode stops checks
+// (Looks, or Fixed under FixedTests), whose repeated looks at the
+// threshold keep the error of one look; under the paper's rule it makes
+// one look, at its cap.
+func (r *timeRun) check(n *node, g tempora.Window) Test {
+	var stop Stop = Fixed{}
+	if r.cfg.WindowRule == OneSided {
+		stop = r.cfg.mode().checkStop(r.threshold(n))
+	}
+	return n.test(regionKey("gap", g), g, r.cfg.across(), r.cfg.probeCap(), stop)
+}
+
+// verifyGaps is stage 2: it checks every candidate region of every
+// window as a whole and returns the pieces of window i left once the
+// surely unimportant trims and the longest gaps are left out.
+func (r *timeRun) verifyGaps(ctx context.Context, nodes []*node, found []located, status [][]int) ([][]tempora.Window, error) {
+	type cand struct {
+		node int
+		gap  tempora.Window
+	}
+	var cands []cand
+	var tests []Test
+	for i, n := range nodes {
+		for _, g := range candidates(found[i].window, status[i]) {
+			cands = append(cands, cand{i, g})
+			tests = append(tests, r.check(n, g))
+		}
+	}
+	res, err := r.runProbes(ctx, tests)
+	if err != nil {
+		return nil, err
+	}
+	gaps := make([][]tempora.Window, len(nodes))
+	kept := make([]tempora.Window, len(nodes)) // the window after its trims
+	for i := range nodes {
+		kept[i] = found[i].window
+	}
+	for k, c := range cands {
+		score, half := r.interval(res[k], tests[k].Stop)
+		if score+half > r.threshold(nodes[c.node]) {
+			continue
+		}
+		w := found[c.node].window
+		switch {
+		case c.gap.Start == w.Start:
+			kept[c.node].Start = c.gap.End + 1
+		case c.gap.End == w.End:
+			kept[c.node].End = c.gap.Start - 1
+		default:
+			gaps[c.node] = append(gaps[c.node], c.gap)
+		}
+	}
+	pieces := make([][]tempora.Window, len(nodes))
+	for i := range nodes {
+		pieces[i] = cutPieces(kept[i], gaps[i], r.cfg.Windows)
+	}
+	return pieces, nil
+}
+
+// interval returns the score of a probe or check under the window rule
+// (|Score| under the paper's) and the half-width of its interval: t·SE at
+// the coverage of ±DefaultProbeZ SE, or at the boundary of its last look
+// for a check with looks.
+func (r *timeRun) interval(res TestResult, stop Stop) (score, half float64) {
+	if res.Draws > 1 {
+		z := DefaultProbeZ
+		if l, ok := stop.(Looks); ok {
+			z = l.Boundary(res.Max, res.Draws)
+		}
+		half = tQuantile(z, res.Draws-1) * res.SE
+	}
+	score = res.Score
+	if r.cfg.WindowRule == PaperRule {
+		score = math.Abs(score)
+	}
+	return score, half
+}
+
+// cutPieces returns the pieces of window w (already trimmed) once the
+// longest most − 1 of the gaps inside it are left out (the earlier on
+// ties); a gap that a trim reached is part of the trim.
+func cutPieces(w tempora.Window, gaps []tempora.Window, most int) []tempora.Window {
+	var g []tempora.Window
+	for _, gap := range gaps {
+		if gap.Start > w.Start && gap.End < w.End {
+			g = append(g, gap)
+		}
+	}
+	if len(g) > most-1 {
+		idx := make([]int, len(g))
+		for k := range idx {
+			idx[k] = k
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(g[b].Len(), g[a].Len()) })
+		idx = idx[:most-1]
+		slices.Sort(idx) // time order
+		kept := make([]tempora.Window, len(idx))
+		for k, i := range idx {
+			kept[k] = g[i]
+		}
+		g = kept
+	}
+	var pieces []tempora.Window
+	start := w.Start
+	for _, gap := range g {
+		pieces = append(pieces, tempora.Window{Start: start, End: gap.Start - 1})
+		start = gap.End + 1
+	}
+	return append(pieces, tempora.Window{Start: start, End: w.End})
+}
+
+// confirmPieces is stage 3: it probes every piece of a window cut in
+// several and keeps the pieces surely important, or the best one.
+func (r *timeRun) confirmPieces(ctx context.Context, nodes []*node, pieces [][]tempora.Window) ([][]tempora.Window, error) {
+	var tests []Test
+	for i, n := range nodes {
+		if len(pieces[i]) < 2 {
+			continue
+		}
+		for _, p := range pieces[i] {
+			tests = append(tests, r.probe(n, regionKey("piece", p), p))
+		}
+	}
+	res, err := r.runProbes(ctx, tests)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]tempora.Window, len(nodes))
+	for i, n := range nodes {
+		ps := pieces[i]
+		out[i] = ps
+		if len(ps) < 2 {
+			continue
+		}
+		mine := res[:len(ps)]
+		res = res[len(ps):]
+		var kept []tempora.Window
+		best := 0
+		for k, p := range ps {
+			if score, half := r.interval(mine[k], nil); score-half > r.threshold(n) {
+				kept = append(kept, p)
+			}
+			if mine[k].Score > mine[best].Score {
+				best = k
+			}
+		}
+		if len(kept) == 0 {
+			kept = []tempora.Window{ps[best]}
+		}
+		out[i] = kept
+	}
+	return out, nil
+}
+
+// piecesLocated returns the pieces ps of the window found f with the
+// ranges of their ends: an end inherited from the search keeps its range;
+// an end at a gap or trim is fixed, widened by one timestep inwards when
+// its own timestep was not surely important (status, by t − a).
+func piecesLocated(f located, status []int, ps []tempora.Window) []located {
+	w := f.window
+	st := func(t int) int { return status[t-w.Start] }
+	var out []located
+	for _, p := range ps {
+		sr, er := f.startRange, f.endRange
+		if p.Start != w.Start {
+			sr = tempora.Window{Start: p.Start, End: p.Start}
+			if st(p.Start) != surelyImportant && p.Start < p.End {
+				sr.End++
+			}
+		}
+		if p.End != w.End {
+			er = tempora.Window{Start: p.End, End: p.End}
+			if st(p.End) != surelyImportant && p.End > p.Start {
+				er.Start--
+			}
+		}
+		out = append(out, located{window: p, startRange: sr, endRange: er})
+	}
+	return out
+}
+
+// regionKey returns the stream key of a test of kind over region w.
+func regionKey(kind string, w tempora.Window) string {
+	return kind + "/" + strconv.Itoa(w.Start) + "-" + strconv.Itoa(w.End)
+}
