@@ -115,7 +115,7 @@ func TestTIMEDesignedModels(t *testing.T) {
 					t.Errorf("accounting %+v", acc)
 				}
 				checkDraws(t, acc, (mode.cfg.Tests == explain.FixedTests))
-				if (mode.cfg.Tests == explain.FixedTests) {
+				if mode.cfg.Tests == explain.FixedTests {
 					// One baseline call, P draws per overall test, per probe,
 					// and per ordering and window test (L = 15 and the windows
 					// of 5 timesteps or more are too long to enumerate).
