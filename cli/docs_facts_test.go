@@ -279,16 +279,24 @@ var otherToolFlags = map[string]string{
 	"short":  "go test",
 }
 
-// temporaFlags returns the flags of every command of p (method parameters
-// included, as tempora explain -h lists them), and -h.
+// temporaFlags returns the flags of every command of p (as tempora
+// <command> -h lists them), the method parameters (as tempora methods NAME
+// lists them), and -h.
 func temporaFlags(t *testing.T, p *program) map[string]bool {
 	t.Helper()
 	flags := map[string]bool{"h": true}
 	re := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	var helps [][]string
 	for _, c := range commands {
+		helps = append(helps, []string{c.name, "-h"})
+	}
+	for _, name := range p.table.Names() {
+		helps = append(helps, []string{"methods", name})
+	}
+	for _, args := range helps {
 		var out bytes.Buffer
-		if err := p.runContext(t.Context(), []string{c.name, "-h"}, &out, &out); err != nil {
-			t.Fatalf("tempora %s -h: %v", c.name, err)
+		if err := p.runContext(t.Context(), args, &out, &out); err != nil {
+			t.Fatalf("tempora %s: %v", strings.Join(args, " "), err)
 		}
 		for _, m := range re.FindAllStringSubmatch(out.String(), -1) {
 			flags[m[1]] = true
