@@ -82,9 +82,9 @@
 // An error is printed as "tempora: ", the command's name, ": " and the
 // message, on one line: "tempora: explain: open p/problem.json: no such file
 // or directory". The libraries' package prefixes ("synth: ", "experiments:
-// ") are left out (see internal/errmsg); README.md, section "Bad input",
-// lists the classes of bad input and their messages, and TestBadInputREADME
-// checks that list against the command line.
+// ") are left out (see internal/errmsg); docs/bad-input.md lists the
+// classes of bad input and their messages, and TestBadInputDoc checks that
+// list against the command line.
 package cli
 
 import (
