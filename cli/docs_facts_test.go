@@ -85,6 +85,24 @@ func sci(v float64) string {
 	return "1e−" + strconv.Itoa(int(math.Round(-math.Log10(v))))
 }
 
+// powerOfTen formats n, a power of ten, as the documents do: 10⁹.
+func powerOfTen(t *testing.T, n int64) string {
+	t.Helper()
+	k := 0
+	for m := n; m > 1; m /= 10 {
+		if m%10 != 0 {
+			t.Fatalf("%d is not a power of ten", n)
+		}
+		k++
+	}
+	sup := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+	var digits []rune
+	for _, d := range strconv.Itoa(k) {
+		digits = append(digits, sup[d-'0'])
+	}
+	return "10" + string(digits)
+}
+
 // builtinDefault returns the default, or with quick the quick-scale
 // default, of the parameter param of the built-in method meth, from the
 // method table.
@@ -163,6 +181,7 @@ func flagDefault(t *testing.T, p *program, cmd, flag string) string {
 func docFacts(t *testing.T, p *program) []docFact {
 	const readme, decisions, protocol, records = "../README.md", "../docs/decisions.md", "../docs/protocol.md", "../docs/records.md"
 	const timeDoc, badInput, cluster, newMethod = "../docs/time.md", "../docs/bad-input.md", "../docs/cluster.md", "../docs/new-method.md"
+	const pythonDoc = "../docs/python.md"
 	alpha, gamma := explain.DefaultAlpha, explain.DefaultGamma
 	minP := func(m int) string { return strconv.Itoa(explain.MinPermutations(m, alpha)) }
 	permAlpha := builtinDefault(t, p, "PERM", "alpha", false).(float64)
@@ -228,6 +247,10 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{badInput, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
 		{cluster, fmt.Sprintf("exits with status 128 + the signal number: %d for Ctrl-C, %d for SIGTERM", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
 		{newMethod, fmt.Sprintf("mean occlusion in %d lines", bytes.Count(occlusion, []byte("\n")))},
+		{timeDoc, "(all but a share 1 − γ, γ = " + f(gamma) + " by default)"},
+		{timeDoc, "α (" + f(alpha) + " by default;"},
+		{timeDoc, fmt.Sprintf("measured against fixed P = %d", explain.DefaultPermutations)},
+		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
