@@ -250,6 +250,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{timeDoc, "(all but a share 1 − γ, γ = " + f(gamma) + " by default)"},
 		{timeDoc, "α (" + f(alpha) + " by default;"},
 		{timeDoc, fmt.Sprintf("measured against fixed P = %d", explain.DefaultPermutations)},
+		{timeDoc, fmt.Sprintf("`-tree-fdr` tests every family at α/%.2f (Yekutieli's level adjustment)", explain.TreeLevel)},
 		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
