@@ -23,7 +23,7 @@ var (
 func limeMethod() method.Method {
 	return method.Method{
 		Name:   "LIME",
-		Doc:    "local linear surrogates averaged over instances (|weight| per cell); needs complete data (refuses missing values)",
+		Doc:    "local linear surrogates, mean |weight| per cell over instances; refuses missing values",
 		Params: method.Params(limeSamples, limeInstances),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			return baselines.LIME{Samples: limeSamples.Get(c.Values), Instances: limeInstances.Get(c.Values),

@@ -31,7 +31,7 @@ func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
 func occMethod() method.Method {
 	return method.Method{
 		Name:   "OCC",
-		Doc:    "sliding-window occlusion: mean |output change| when a window of one feature is replaced by a baseline, averaged over the windows covering each cell; only observed cells are occluded",
+		Doc:    "sliding-window occlusion: mean |output change| over the windows covering each cell",
 		Params: method.Params(occWidth, occStride, occBaseline, copyMemory),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			b, err := baselines.ParseBaseline(occBaseline.Get(c.Values))

@@ -49,7 +49,7 @@ func withQuick[T method.Value](s method.Spec[T], q T) method.Spec[T] {
 
 // sageDocs are the one-line descriptions of the SAGE methods.
 var sageDocs = map[baselines.Imputer]string{
-	baselines.Marginal: "Shapley additive global importance per cell, marginal imputation over a background (held-out cells take a background row's values, missingness included)",
+	baselines.Marginal: "Shapley additive global importance per cell, marginal imputation over a background",
 	baselines.Mean:     "SAGE with mean imputation (of held-out cells, by the mean of observed values)",
 	baselines.Zero:     "SAGE with zero imputation (of held-out cells; missing values reach the model as NaN)",
 }

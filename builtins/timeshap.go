@@ -36,7 +36,7 @@ var (
 func timeSHAPMethod() method.Method {
 	return method.Method{
 		Name:   "TimeSHAP",
-		Doc:    "KernelSHAP over temporal coalitions (recent timesteps played individually, older ones pruned into one player), mean |attribution| per cell; players are each sequence's observed cells",
+		Doc:    "KernelSHAP over temporal coalitions of observed cells, mean |attribution| per cell",
 		Params: method.Params(tsLevel, tsRecent, tsTolerance, tsCoalitions, tsInstances, tsBaseline),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			level, err := baselines.ParseTimeSHAPLevel(tsLevel.Get(c.Values))

@@ -45,10 +45,10 @@ func errorLine(err error) (string, int) {
 }
 
 // badInputFixtures writes, into the current directory, the files the
-// README's bad-input examples name: a small problem p, its data as x.npy and
-// y.npy, a truncated copy trunc.npy, a run directory "run" with a truncated
-// record, and two shards s0 and s1 of one run with different copies of one
-// record.
+// bad-input examples of docs/bad-input.md name: a small problem p, its data
+// as x.npy and y.npy, a truncated copy trunc.npy, a run directory "run"
+// with a truncated record, and two shards s0 and s1 of one run with
+// different copies of one record.
 func badInputFixtures(t *testing.T) {
 	t.Helper()
 	mustRun(t, "synth", "-out", "p", "-instances", "40", "-features", "3", "-timesteps", "4", "-seed", "1")
@@ -83,27 +83,29 @@ func badInputFixtures(t *testing.T) {
 }
 
 const (
-	badInputBegin = "<!-- bad input: checked by go test ./cli -run TestBadInputREADME -->"
+	badInputBegin = "<!-- bad input: checked by go test ./cli -run TestBadInputDoc -->"
 	badInputEnd   = "<!-- end of checked section -->"
 )
 
-// badInputRow is a row of the README's table of bad input: | class |
+// badInputPath is the page with the table of bad input.
+const badInputPath = "../docs/bad-input.md"
+
+// badInputRow is a row of docs/bad-input.md's table of bad input: | class |
 // `command` | `message` | status |.
 var badInputRow = regexp.MustCompile("^\\| ([^|`]+) \\| `([^`]+)` \\| `([^`]+)` \\| ([0-9]) \\|$")
 
-// TestBadInputREADME runs every example of the README's section "Bad
-// input" in a directory holding the files the examples name
+// TestBadInputDoc runs every example of docs/bad-input.md in a directory holding the files the examples name
 // (badInputFixtures) and checks that it prints the message shown ("…"
 // stands for any text) and exits with the status shown.
-func TestBadInputREADME(t *testing.T) {
-	doc, err := os.ReadFile(readmePath)
+func TestBadInputDoc(t *testing.T) {
+	doc, err := os.ReadFile(badInputPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := bytes.Index(doc, []byte(badInputBegin))
 	j := bytes.Index(doc, []byte(badInputEnd))
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the section between %q and %q", badInputBegin, badInputEnd)
+		t.Fatalf("docs/bad-input.md lacks the section between %q and %q", badInputBegin, badInputEnd)
 	}
 	var rows [][]string
 	for _, line := range strings.Split(string(doc[i+len(badInputBegin):j]), "\n") {
@@ -112,13 +114,13 @@ func TestBadInputREADME(t *testing.T) {
 		}
 		m := badInputRow.FindStringSubmatch(line)
 		if m == nil {
-			t.Errorf("README bad-input row not in the form | class | `command` | `message` | status |: %s", line)
+			t.Errorf("docs/bad-input.md: bad-input row not in the form | class | `command` | `message` | status |: %s", line)
 			continue
 		}
 		rows = append(rows, m[1:])
 	}
 	if len(rows) < 15 {
-		t.Fatalf("README lists only %d bad-input examples", len(rows))
+		t.Fatalf("docs/bad-input.md lists only %d bad-input examples", len(rows))
 	}
 	t.Chdir(t.TempDir())
 	badInputFixtures(t)
@@ -145,7 +147,7 @@ func TestBadInputREADME(t *testing.T) {
 			t.Errorf("%s: %s\n got %s\nwant %s", class, line, got, want)
 		}
 		if strconv.Itoa(code) != status {
-			t.Errorf("%s: %s: exit status %d, README says %s", class, line, code, status)
+			t.Errorf("%s: %s: exit status %d, docs/bad-input.md says %s", class, line, code, status)
 		}
 		if stdout.Len() != 0 {
 			t.Errorf("%s: %s wrote to standard output: %q", class, line, stdout.String())

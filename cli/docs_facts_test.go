@@ -28,8 +28,29 @@ import (
 	"github.com/tempora-dev/tempora/record"
 )
 
-// The documents whose facts are checked against the code.
-var checkedDocs = []string{"../README.md", "../docs/decisions.md", "../docs/records.md", "../docs/protocol.md"}
+// The documents whose facts are checked against the code: README.md and
+// every page of docs/ and docs/studies/.
+var checkedDocs = docPages()
+
+// docPages returns README.md and the pages of docs/ and docs/studies/, in
+// a fixed order.
+func docPages() []string {
+	pages := []string{readmePath}
+	for _, dir := range []string{"../docs/*.md", "../docs/studies/*.md"} {
+		m, err := filepath.Glob(dir)
+		if err != nil {
+			panic(err) // the patterns are constants
+		}
+		pages = append(pages, m...)
+	}
+	return pages
+}
+
+// readmePages are README.md and the pages of docs/ that took over parts of
+// it (TIME's options, Python, new methods, benchmarks, clusters, bad
+// input): what the README's reader reads.
+var readmePages = []string{readmePath, "../docs/time.md", "../docs/python.md", "../docs/new-method.md",
+	"../docs/benchmarks.md", "../docs/cluster.md", "../docs/bad-input.md"}
 
 // readDoc returns a document with every run of white space (line breaks
 // included) turned into one blank, so that a fact matches however the
@@ -62,6 +83,24 @@ func thousands(n int) string {
 // sci formats a power of ten as the documents do: 1e−10, with a minus sign.
 func sci(v float64) string {
 	return "1e−" + strconv.Itoa(int(math.Round(-math.Log10(v))))
+}
+
+// powerOfTen formats n, a power of ten, as the documents do: 10⁹.
+func powerOfTen(t *testing.T, n int64) string {
+	t.Helper()
+	k := 0
+	for m := n; m > 1; m /= 10 {
+		if m%10 != 0 {
+			t.Fatalf("%d is not a power of ten", n)
+		}
+		k++
+	}
+	sup := []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+	var digits []rune
+	for _, d := range strconv.Itoa(k) {
+		digits = append(digits, sup[d-'0'])
+	}
+	return "10" + string(digits)
 }
 
 // builtinDefault returns the default, or with quick the quick-scale
@@ -141,6 +180,8 @@ func flagDefault(t *testing.T, p *program, cmd, flag string) string {
 // listed here once, next to the code it comes from.
 func docFacts(t *testing.T, p *program) []docFact {
 	const readme, decisions, protocol, records = "../README.md", "../docs/decisions.md", "../docs/protocol.md", "../docs/records.md"
+	const timeDoc, badInput, cluster, newMethod = "../docs/time.md", "../docs/bad-input.md", "../docs/cluster.md", "../docs/new-method.md"
+	const pythonDoc = "../docs/python.md"
 	alpha, gamma := explain.DefaultAlpha, explain.DefaultGamma
 	minP := func(m int) string { return strconv.Itoa(explain.MinPermutations(m, alpha)) }
 	permAlpha := builtinDefault(t, p, "PERM", "alpha", false).(float64)
@@ -199,12 +240,18 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{readme, fmt.Sprintf("`FUZZTIME`, %d s each by default", int(fuzz.Seconds()))},
 		{readme, fmt.Sprintf("(%s instances, %s features, %s timesteps, %s of the features relevant)",
 			demo("instances"), demo("features"), demo("timesteps"), map[string]string{"0.5": "half"}[demo("relevant")])},
-		{readme, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
-		{readme, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
-		{readme, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
-		{readme, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
-		{readme, fmt.Sprintf("exits with status 128 + the signal number: %d for Ctrl-C, %d for SIGTERM", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
-		{readme, fmt.Sprintf("mean occlusion in %d lines", bytes.Count(occlusion, []byte("\n")))},
+		// docs/time.md, docs/bad-input.md, docs/cluster.md, docs/new-method.md
+		{timeDoc, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
+		{timeDoc, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
+		{badInput, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
+		{badInput, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
+		{cluster, fmt.Sprintf("exits with status 128 + the signal number: %d for Ctrl-C, %d for SIGTERM", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
+		{newMethod, fmt.Sprintf("mean occlusion in %d lines", bytes.Count(occlusion, []byte("\n")))},
+		{timeDoc, "(all but a share 1 − γ, γ = " + f(gamma) + " by default)"},
+		{timeDoc, "α (" + f(alpha) + " by default;"},
+		{timeDoc, fmt.Sprintf("measured against fixed P = %d", explain.DefaultPermutations)},
+		{timeDoc, fmt.Sprintf("`-tree-fdr` tests every family at α/%.2f (Yekutieli's level adjustment)", explain.TreeLevel)},
+		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
@@ -279,16 +326,24 @@ var otherToolFlags = map[string]string{
 	"short":  "go test",
 }
 
-// temporaFlags returns the flags of every command of p (method parameters
-// included, as tempora explain -h lists them), and -h.
+// temporaFlags returns the flags of every command of p (as tempora
+// <command> -h lists them), the method parameters (as tempora methods NAME
+// lists them), and -h.
 func temporaFlags(t *testing.T, p *program) map[string]bool {
 	t.Helper()
 	flags := map[string]bool{"h": true}
 	re := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	var helps [][]string
 	for _, c := range commands {
+		helps = append(helps, []string{c.name, "-h"})
+	}
+	for _, name := range p.table.Names() {
+		helps = append(helps, []string{"methods", name})
+	}
+	for _, args := range helps {
 		var out bytes.Buffer
-		if err := p.runContext(t.Context(), []string{c.name, "-h"}, &out, &out); err != nil {
-			t.Fatalf("tempora %s -h: %v", c.name, err)
+		if err := p.runContext(t.Context(), args, &out, &out); err != nil {
+			t.Fatalf("tempora %s: %v", strings.Join(args, " "), err)
 		}
 		for _, m := range re.FindAllStringSubmatch(out.String(), -1) {
 			flags[m[1]] = true
@@ -336,20 +391,24 @@ func TestDocFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := temporaFlags(t, p)
+	readmeFlags := 0
 	for _, path := range checkedDocs {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		flags := docFlags(t, string(b))
-		if path == readmePath && len(flags) < 40 {
-			t.Errorf("found only %d flags in README.md", len(flags))
+		if slices.Contains(readmePages, path) {
+			readmeFlags += len(flags)
 		}
 		for _, f := range flags {
 			if !have[f] && otherToolFlags[f] == "" {
 				t.Errorf("%s names -%s, which no tempora command has", strings.TrimPrefix(path, "../"), f)
 			}
 		}
+	}
+	if readmeFlags < 40 {
+		t.Errorf("found only %d flags in README.md and its pages", readmeFlags)
 	}
 }
 
@@ -408,11 +467,14 @@ func markdownTable(t *testing.T, name, doc, head string) [][]string {
 	return rows
 }
 
-// TestREADMEResultTables checks that the result tables README.md shows
-// are those of the committed reports it links to: Table 1/S1 at paper
-// scale and the retraining table of the learned quick run (without its
-// network and problems columns, which the README states in prose).
-func TestREADMEResultTables(t *testing.T) {
+// benchmarksPath is the page of benchmark results.
+const benchmarksPath = "../docs/benchmarks.md"
+
+// TestDocResultTables checks that the result tables docs/benchmarks.md
+// shows are those of the committed reports it links to: Table 1/S1 at
+// paper scale and the retraining table of the learned quick run (without
+// its network and problems columns, which the page states in prose).
+func TestDocResultTables(t *testing.T) {
 	read := func(path string) string {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -420,29 +482,29 @@ func TestREADMEResultTables(t *testing.T) {
 		}
 		return string(b)
 	}
-	readme := read(readmePath)
+	readme := read(benchmarksPath)
 
 	const t1 = "| Method | Feat. power |"
-	got := markdownTable(t, "README.md", readme, t1)
+	got := markdownTable(t, "docs/benchmarks.md", readme, t1)
 	want := markdownTable(t, "table-s1.md", read("../results/reference/table1/tables/table-s1.md"), t1)
 	if !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("README.md's Table 1 differs from results/reference/table1/tables/table-s1.md:\n%v\nwant\n%v", got, want)
+		t.Errorf("docs/benchmarks.md's Table 1 differs from results/reference/table1/tables/table-s1.md:\n%v\nwant\n%v", got, want)
 	}
 
-	got = markdownTable(t, "README.md", readme, "| feature set |")
+	got = markdownTable(t, "docs/benchmarks.md", readme, "| feature set |")
 	sel := markdownTable(t, "selection.md", read("../results/reference/learned/quick/selection.md"), "| network | feature set |")
 	want = nil
 	for _, r := range sel {
 		want = append(want, r[1:len(r)-1])
 	}
 	if !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("README.md's retraining table differs from results/reference/learned/quick/selection.md:\n%v\nwant\n%v", got, want)
+		t.Errorf("docs/benchmarks.md's retraining table differs from results/reference/learned/quick/selection.md:\n%v\nwant\n%v", got, want)
 	}
 	if n := sel[len(sel)-1][len(sel[0])-1]; !strings.Contains(readme, "holdout AUROC mean (SD) over "+n+" problems") {
-		t.Errorf("README.md does not say the retraining table is over %s problems", n)
+		t.Errorf("docs/benchmarks.md does not say the retraining table is over %s problems", n)
 	}
 	// The test-set-size sweeps: feature power at the smallest and the
-	// largest test set, as the README quotes them.
+	// largest test set, as the page quotes them.
 	var sweep []string
 	for _, task := range []string{"regression", "classification"} {
 		rows := markdownTable(t, task, read("../results/reference/testsize-20models/tables/suite-testsize-"+task+".md"), "| Setting |")
@@ -454,7 +516,7 @@ func TestREADMEResultTables(t *testing.T) {
 		sweep = append(sweep, mean(rows[2])+" → "+mean(rows[len(rows)-1])+" for "+task)
 	}
 	if s := "(feature power " + strings.Join(sweep, ", ") + ")"; !strings.Contains(strings.Join(strings.Fields(readme), " "), s) {
-		t.Errorf("README.md does not state %q", s)
+		t.Errorf("docs/benchmarks.md does not state %q", s)
 	}
 
 	nets := markdownTable(t, "networks.md", read("../results/reference/learned/quick/networks.md"), "| network |")
@@ -463,21 +525,27 @@ func TestREADMEResultTables(t *testing.T) {
 		t.Fatalf("networks.md's first row is not the CNN's, with a test AUROC: %v", nets)
 	}
 	if s := "the CNN's test AUROC is " + nets[2][col]; !strings.Contains(readme, s) {
-		t.Errorf("README.md does not state %q", s)
+		t.Errorf("docs/benchmarks.md does not state %q", s)
 	}
 }
 
-// TestREADMEGoCode checks the Go code of README.md: the complete program
-// (the block that starts with "package main") builds, and every other
-// block is a verbatim excerpt of the example module examples/newmethod.
+// TestREADMEGoCode checks the Go code of README.md and the documents of
+// docs/: the complete program (the block that starts with "package main")
+// builds, and every other block is a verbatim excerpt of the example
+// module examples/newmethod.
 func TestREADMEGoCode(t *testing.T) {
-	b, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
+	var blocks [][]string
+	for _, path := range checkedDocs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			blocks = append(blocks, []string{strings.TrimPrefix(path, "../"), m[1]})
+		}
 	}
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1)
 	if len(blocks) < 3 {
-		t.Fatalf("README.md has %d Go blocks, want at least 3", len(blocks))
+		t.Fatalf("the documents have %d Go blocks, want at least 3", len(blocks))
 	}
 	var example []byte
 	for _, f := range []string{"main.go", "occlusion.go", "occlusion_test.go"} {
@@ -492,14 +560,14 @@ func TestREADMEGoCode(t *testing.T) {
 		code := m[1]
 		if !strings.HasPrefix(code, "package main\n") {
 			if !bytes.Contains(example, []byte(code)) {
-				t.Errorf("README.md's Go block\n%s\nis not in examples/newmethod", code)
+				t.Errorf("%s's Go block\n%s\nis not in examples/newmethod", m[0], code)
 			}
 			continue
 		}
 		programs++
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			t.Skip("no go command to build README.md's program with")
+			t.Skip("no go command to build the documents' program with")
 		}
 		dir := t.TempDir()
 		src := filepath.Join(dir, "main.go")
@@ -523,11 +591,11 @@ func TestREADMEGoCode(t *testing.T) {
 		cmd := exec.CommandContext(t.Context(), goCmd, "build", "-overlay", ov, "-o", os.DevNull, "./cmd/readme-program")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README.md's Go program does not build: %v\n%s", err, out)
+			t.Errorf("%s's Go program does not build: %v\n%s", m[0], err, out)
 		}
 	}
 	if programs != 1 {
-		t.Errorf("README.md has %d Go programs, want 1", programs)
+		t.Errorf("the documents have %d Go programs, want 1", programs)
 	}
 }
 

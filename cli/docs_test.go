@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/builtins"
 	"github.com/tempora-dev/tempora/experiments"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
@@ -72,8 +74,9 @@ func replaceSection(t *testing.T, doc []byte, begin, end, body string) []byte {
 
 // TestREADME checks that README.md's generated sections (command synopses,
 // suites with their expected times) match the code, and that every command
-// line in its code blocks parses: tempora's with the built-in methods, the
-// example program's (./newmethod) with an occlusion method added.
+// line in the code blocks of README.md and the documents of docs/ parses:
+// tempora's with the built-in methods, the example program's (./newmethod)
+// with an occlusion method added.
 func TestREADME(t *testing.T) {
 	doc, err := os.ReadFile(readmePath)
 	if err != nil {
@@ -99,19 +102,36 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := readmeCommandLines(string(doc))
-	if testing.Verbose() {
-		for _, l := range lines {
-			t.Log(l)
+	type docLine struct{ doc, line string }
+	var lines []docLine
+	readmeLines := 0
+	for _, path := range checkedDocs {
+		text := doc
+		if path != readmePath {
+			if text, err = os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range readmeCommandLines(string(text)) {
+			lines = append(lines, docLine{strings.TrimPrefix(path, "../"), l})
+			if slices.Contains(readmePages, path) {
+				readmeLines++
+			}
 		}
 	}
-	if len(lines) < 15 {
-		t.Errorf("found only %d command lines in README.md", len(lines))
+	if testing.Verbose() {
+		for _, l := range lines {
+			t.Log(l.doc + ": " + l.line)
+		}
 	}
-	for _, line := range lines {
+	if readmeLines < 15 {
+		t.Errorf("found only %d command lines in README.md and its pages", readmeLines)
+	}
+	for _, dl := range lines {
+		line := dl.line
 		args, err := procmodel.SplitCommand(line)
 		if err != nil {
-			t.Errorf("README: %q: %v", line, err)
+			t.Errorf("%s: %q: %v", dl.doc, line, err)
 			continue
 		}
 		// A shell redirection ends the command's own arguments.
@@ -128,7 +148,7 @@ func TestREADME(t *testing.T) {
 		p.parseOnly = true
 		var out, errOut bytes.Buffer
 		if err := p.runContext(t.Context(), args[1:], &out, &errOut); err != nil {
-			t.Errorf("README: %q does not parse: %v", line, err)
+			t.Errorf("%s: %q does not parse: %v", dl.doc, line, err)
 		}
 	}
 }
@@ -251,4 +271,133 @@ func TestMakefileSuites(t *testing.T) {
 	if got := strings.Fields(string(m[1])); !slices.Equal(got, want) {
 		t.Errorf("Makefile SUITES %v, want %v", got, want)
 	}
+}
+
+// TestREADMEOpening checks that README.md's opening (the text before its
+// first section) names every built-in method, in its canonical spelling.
+func TestREADMEOpening(t *testing.T) {
+	doc, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening, _, ok := strings.Cut(string(doc), "\n## ")
+	if !ok {
+		t.Fatal("README.md has no section")
+	}
+	methods := builtins.Methods()
+	if len(methods) == 0 {
+		t.Fatal("no built-in methods")
+	}
+	for _, m := range methods {
+		name := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(m.Name) + `([^\w-]|$)`)
+		if !name.MatchString(opening) {
+			t.Errorf("README.md's opening does not name the built-in method %s", m.Name)
+		}
+	}
+}
+
+// TestREADMELayout checks that README.md's layout table has a row for
+// every top-level directory of the repository (every package, python/,
+// docs/, …) but those git ignores, and names no directory that does not
+// exist.
+func TestREADMELayout(t *testing.T) {
+	doc, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := markdownTable(t, "README.md", string(doc), "| path | contents |")
+	listed := map[string]bool{}
+	for _, r := range rows[2:] {
+		for _, m := range regexp.MustCompile("`([a-z][a-z0-9_-]*)/").FindAllStringSubmatch(r[0], -1) {
+			listed[m[1]] = true
+		}
+	}
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || name == "out" || name == "bin" {
+			continue
+		}
+		have[name] = true
+		if !listed[name] {
+			t.Errorf("README.md's layout table has no row for %s/", name)
+		}
+	}
+	for name := range listed {
+		if !have[name] {
+			t.Errorf("README.md's layout table lists %s/, which the repository does not have", name)
+		}
+	}
+}
+
+// TestDocLinks checks that every relative link of README.md and the
+// documents of docs/ leads to a file of the repository, and that a link to
+// a section of a markdown file names one of its headings.
+func TestDocLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	n := 0
+	for _, path := range checkedDocs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			n++
+			file, anchor, _ := strings.Cut(target, "#")
+			full := path
+			if file != "" {
+				full = filepath.Join(filepath.Dir(path), file)
+			}
+			if _, err := os.Stat(full); err != nil {
+				t.Errorf("%s links to %s, which does not exist", strings.TrimPrefix(path, "../"), target)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(full, ".md") && !slices.Contains(headingAnchors(t, full), anchor) {
+				t.Errorf("%s links to %s, which has no heading #%s", strings.TrimPrefix(path, "../"), file, anchor)
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("found only %d relative links in the documents", n)
+	}
+}
+
+// headingAnchors returns the anchors a markdown viewer gives the headings
+// of a file: lower case, blanks as '-', other punctuation dropped.
+func headingAnchors(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anchors []string
+	inBlock := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "```") {
+			inBlock = !inBlock
+		}
+		if inBlock || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var a strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				a.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				a.WriteRune(r)
+			}
+		}
+		anchors = append(anchors, a.String())
+	}
+	return anchors
 }

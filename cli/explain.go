@@ -20,53 +20,32 @@ import (
 )
 
 const explainHelp = `
-Explain explains a model with TIME (the default) or another method and prints
-the features sorted by importance: for a method with tests (TIME), each
-feature's importance score, raw and Benjamini–Hochberg-adjusted p-values, the
-window of timesteps it matters in, whether the timing of its values matters
-("ordering", the whole-sequence test) and whether their order within the
-window matters ("window ordering", TIME's ordering claim); for a
-method that only scores, each feature's score (the mean |score| of its
-non-zero cells) and its peak timestep. Progress and timing go to standard
-error: the instance evaluations done against the method's estimate (exact, or
-an upper bound such as TIME's, whose sequential tests usually stop well before
-their caps) with the time left at the rate so far, as one updating line on a
-terminal and a line every few seconds otherwise; -quiet silences it and
--progress json writes it as JSON lines for programs. A run estimated above
-10⁹ instance evaluations is announced with a warning at its start.
-
-The model and data come either from a synthetic problem (-problem DIR, written
-by "tempora synth"), in which case the explanation is followed by a comparison
-with the problem's ground truth, or from files and a model program:
+Explain explains a model with an explanation method (-method, TIME by default)
+and prints its features sorted by importance: for a method with tests (TIME),
+each feature's score, raw and Benjamini–Hochberg-adjusted p-values, windows and
+ordering tests; for a method that only scores, each feature's score and peak
+timestep. The model and data come from a synthetic problem (-problem DIR,
+written by "tempora synth"; the explanation is then compared with its ground
+truth), or from data files and a model program that speaks tempora's model
+protocol on its standard input and output (docs/protocol.md):
 
 	tempora explain -data X.npy -targets y.npy -task classification \
 	    -model-cmd "python3 serve_model.py --weights 'my model.pt'"
 
--data is an instances × features × timesteps tensor in .npy or long-format
-.csv (columns instance, feature, timestep, value); -targets one target per
-instance (.npy, or .csv/.txt with one value per line); -feature-names one name
-per line.
+-model-cmd is split into words as a shell would (blanks separate words, quotes
+group them, a backslash escapes a character), but no shell runs it. A missing
+value is NaN (or marked by -mask), and sequences of different lengths are
+aligned at their start or end (-alignment; "tempora describe -h" says more).
+Results do not depend on -workers, -model-procs or -max-batch.`
 
-` + dataInputHelp + `
-
--model-cmd is split into words like a shell command line (blanks
-separate words; single and double quotes group them; a backslash escapes the
-next character) but is not run by a shell: no variables, globs, pipes or
-redirections (use "sh -c '…'" for those). The program must speak tempora's
-model protocol on its standard input and output (docs/protocol.md).
-
--model-procs N starts N copies of the program, which answer batches in
-parallel; the results do not depend on N. -max-batch N sends at most N
-instances per model call (for a model with limited memory; the results do
-not depend on it). -model-fd serves the model over
-socket connections inherited from the process that started tempora instead
-of starting a program (the Python package works this way; see
-docs/protocol.md).
-
--method names a method without regard to case. A method's parameters are
-flags; a flag that does not apply to the chosen method is rejected. Model
-calls, instance evaluations and the runtime are measured around the model,
-whatever the method. Results do not depend on -workers.`
+// explainUsage prints the help of "tempora explain": the description, the
+// methods one line each, and the flags that are not method parameters
+// (those are listed by "tempora methods NAME").
+func (p *program) explainUsage(w io.Writer) {
+	writeUsageHead(w, "explain", explainHelp+"\n\n"+p.methodList())
+	fmt.Fprintln(w, "\nFlags (and the parameters of the chosen method):")
+	printFlags(w, explainOwnFlags(p.table.Names()))
+}
 
 // paramFlag holds the text of a method-parameter flag; it is parsed by the
 // chosen method's parameter once -method is known.
@@ -133,14 +112,15 @@ func explainOwnFlags(methods []string) *flag.FlagSet {
 }
 
 func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlagSet("explain", explainHelp+"\n\n"+p.methodsHelp(), stdout)
+	fs := newFlagSet("explain", explainHelp, stdout)
+	fs.Usage = func() { p.explainUsage(stdout) }
 	var f explainFlags
 	defineExplainFlags(fs, &f, p.table.Names())
 	f.params = map[string]*paramFlag{}
 	for _, tp := range p.table.Params() {
 		pf := &paramFlag{isBool: tp.Kind() == method.Bool}
 		f.params[tp.Name] = pf
-		fs.Var(pf, tp.Name, paramUsage(p.table, tp))
+		fs.Var(pf, tp.Name, "parameter of "+strings.Join(tp.Methods, ", ")+` (see "tempora methods NAME")`)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)

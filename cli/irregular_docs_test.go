@@ -36,13 +36,13 @@ func irregularTable(t *testing.T) map[string]map[string]string {
 	return out
 }
 
-// TestREADMEIrregular checks the numbers README.md quotes from the
+// TestDocIrregular checks the numbers docs/benchmarks.md quotes from the
 // irregular suite's committed report: for each missing rate, TIME's mean
 // over the four length spreads × alignments and their range, and the
 // padding comparison's FDRs with NaN and with zeros.
-func TestREADMEIrregular(t *testing.T) {
+func TestDocIrregular(t *testing.T) {
 	tab := irregularTable(t)
-	readme := readDoc(t, readmePath)
+	readme := readDoc(t, benchmarksPath)
 	f := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -75,11 +75,11 @@ func TestREADMEIrregular(t *testing.T) {
 		}
 		want := "missing rate " + rate + ": " + strings.Join(parts, ", ")
 		if !strings.Contains(readme, want) {
-			t.Errorf("README.md does not state %q", want)
+			t.Errorf("docs/benchmarks.md does not state %q", want)
 		}
 	}
 	if want := fmt.Sprintf("logistic in their standardised value with slope %g", synth.MNARSlope); !strings.Contains(readme, want) {
-		t.Errorf("README.md does not state %q", want)
+		t.Errorf("docs/benchmarks.md does not state %q", want)
 	}
 	lo, hi := 1.0, 0.0
 	for k, row := range tab {
@@ -88,7 +88,7 @@ func TestREADMEIrregular(t *testing.T) {
 		}
 	}
 	if want := fmt.Sprintf("average-window power at least %.3f and FDR at most %.3f in every setting of the sweep", lo, hi); !strings.Contains(readme, want) {
-		t.Errorf("README.md does not state %q", want)
+		t.Errorf("docs/benchmarks.md does not state %q", want)
 	}
 	for _, align := range []string{"start", "end"} {
 		key := "missing-rate=0,length-spread=2,alignment=" + align + ",full-windows=true,padding="
@@ -105,7 +105,7 @@ func TestREADMEIrregular(t *testing.T) {
 		}
 		want := "alignment " + align + ": " + strings.Join(parts, ", ")
 		if !strings.Contains(readme, want) {
-			t.Errorf("README.md does not state %q", want)
+			t.Errorf("docs/benchmarks.md does not state %q", want)
 		}
 	}
 }

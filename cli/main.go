@@ -13,8 +13,9 @@
 //	describe  summarise a synthetic problem or a data file
 //	explain   explain a model (a synthetic problem's, or any program's) with
 //	          TIME or another method
-//	methods   list the explanation methods and their parameters (text, or
-//	          JSON for programs such as the Python package)
+//	methods   list the explanation methods; "methods NAME" describes one
+//	          method's parameters, -json prints the table for programs
+//	          such as the Python package
 //	report    render runs' records as tables and figures
 //	run       run a benchmark suite (paper tables and figures, sweeps)
 //	merge     merge runs of one suite's problems (shards, other methods)
@@ -81,9 +82,9 @@
 // An error is printed as "tempora: ", the command's name, ": " and the
 // message, on one line: "tempora: explain: open p/problem.json: no such file
 // or directory". The libraries' package prefixes ("synth: ", "experiments:
-// ") are left out (see internal/errmsg); README.md, section "Bad input",
-// lists the classes of bad input and their messages, and TestBadInputREADME
-// checks that list against the command line.
+// ") are left out (see internal/errmsg); docs/bad-input.md lists the
+// classes of bad input and their messages, and TestBadInputDoc checks that
+// list against the command line.
 package cli
 
 import (
@@ -256,7 +257,7 @@ func init() {
 		{"describe", "(DIR | -data X [-mask M] [-alignment start|end])", "summarise a synthetic problem or a data file", (*program).describe},
 		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
 			"explain a model with TIME or another method", (*program).explain},
-		{"methods", "[-json]", "list the explanation methods and their parameters (text or JSON)", (*program).methods},
+		{"methods", "[-json | NAME]", "list the explanation methods, or describe one's parameters (text or JSON)", (*program).methods},
 		{"report", "-in DIR[,DIR...] [-out DIR]", "render runs' records as tables and figures", (*program).report},
 		{"run", "-suite NAME [-grid SPEC] [-models N] [-methods a,b] [-quick] [-seed S] [-shard i/n] -out DIR",
 			"run a benchmark suite (paper tables and figures, sweeps)", (*program).run},
@@ -326,22 +327,28 @@ func usageErrorf(format string, args ...any) error {
 // as one line (through parseFlags) and prints its help, with the
 // command's synopsis, to stdout on -h.
 func newFlagSet(name, description string, stdout io.Writer) *flag.FlagSet {
-	synopsis := ""
-	for _, c := range commands {
-		if c.name == name {
-			synopsis = c.synopsis
-		}
-	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: tempora %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(description))
+		writeUsageHead(stdout, name, description)
 		fmt.Fprintln(stdout, "\nFlags:")
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
 	return fs
+}
+
+// writeUsageHead writes the start of a command's help: its synopsis and
+// description.
+func writeUsageHead(w io.Writer, name, description string) {
+	synopsis := ""
+	for _, c := range commands {
+		if c.name == name {
+			synopsis = c.synopsis
+		}
+	}
+	fmt.Fprintf(w, "Usage: tempora %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(description))
 }
 
 // parseFlags parses args. It returns errHelp after printing the help for

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,8 +14,10 @@ import (
 
 const methodsHelpText = `
 Methods lists the explanation methods that "tempora explain -method" and
-"tempora run -methods" take, with their parameters (flags of "tempora
-explain", axes of "tempora run -grid"): the lines "tempora explain -h" shows.
+"tempora run -methods" take, each with its parameter flags; "tempora methods
+NAME" describes the parameters of the method NAME (matched without regard to
+case): their flags of "tempora explain" (and axes of "tempora run -grid"),
+types, defaults, valid ranges and meanings.
 
 With -json it prints the method table as one JSON object instead (schema %d):
 each method's name, description, the method it reuses a run of ("from"),
@@ -25,27 +26,92 @@ whether its explanations carry tests, how the benchmark selects its cells
 null, valid range or "", description; durations in seconds), followed by the
 flags of "tempora explain" that are not method parameters ("flags").`
 
-// methodsHelp lists the table's methods and their parameters, each with its
-// own description.
-func (p *program) methodsHelp() string {
+// methodColumn is the width of the column of method names in the lists
+// of methods: the longest name of the table, and at least 9.
+func (p *program) methodColumn() int {
 	width := 9
 	for _, name := range p.table.Names() {
 		width = max(width, len(name)+1)
 	}
+	return width
+}
+
+// methodList lists the table's methods, one line each (wrapped when the
+// description is long): what "tempora explain -h" shows.
+func (p *program) methodList() string {
+	var b strings.Builder
+	b.WriteString("Methods (-method NAME; \"tempora methods NAME\" lists a method's parameters):\n")
+	for _, m := range p.table.Methods() {
+		twoColumns(&b, m.Name, m.Doc, p.methodColumn())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// methodsHelp lists the table's methods, each with the flags of its
+// parameters: what "tempora methods" and "tempora run -list" show.
+func (p *program) methodsHelp() string {
+	width := p.methodColumn()
 	indent := strings.Repeat(" ", width+3)
 	var b strings.Builder
-	b.WriteString("Methods and their parameters (flag, type and valid range, default):\n")
+	b.WriteString("Methods and their parameter flags (\"tempora methods NAME\" describes a method's parameters):\n")
 	for _, m := range p.table.Methods() {
-		fmt.Fprintf(&b, "  %-*s %s\n", width, m.Name, m.Doc)
+		twoColumns(&b, m.Name, m.Doc, width)
 		if m.From != nil {
 			fmt.Fprintf(&b, "%s(runs %s, with its parameters)\n", indent, m.From.Name)
 			continue
 		}
-		for _, par := range m.Params {
-			fmt.Fprintf(&b, "%s-%s: %s (%s; default %s)\n", indent, par.Name, par.Doc, par.Want(), formatDefault(&par, ", quick scale "))
+		flags := make([]string, len(m.Params))
+		for i, par := range m.Params {
+			flags[i] = "-" + par.Name
 		}
+		if len(flags) == 0 {
+			flags = []string{"(no parameters)"}
+		}
+		b.WriteString(wrap(strings.Join(flags, " "), indent, indent, helpWidth) + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// methodHelp describes one method and its parameters, each with its flag,
+// type, default (and quick-scale default), valid range and description:
+// what "tempora methods NAME" shows. A method made from another's run
+// shows that method's parameters.
+func (p *program) methodHelp(m *method.Method) string {
+	var b strings.Builder
+	b.WriteString(wrap(m.Name+": "+m.Doc, "", "", helpWidth) + "\n\n")
+	about := "Its explanations carry scores only"
+	if m.Tests {
+		about = "Its explanations carry per-feature tests (p-values, windows, orderings)"
+	}
+	about += fmt.Sprintf("; the benchmark scores their %s cells.", modeCells(m.Mode))
+	params := m.Params
+	if m.From != nil {
+		about = fmt.Sprintf("It is scored from a run of %s and takes its parameters. ", m.From.Name) + about
+		params = m.From.Params
+	}
+	b.WriteString(wrap(about, "", "", helpWidth) + "\n")
+	if len(params) == 0 {
+		b.WriteString("\nIt has no parameters.")
+		return b.String()
+	}
+	b.WriteString("\nParameters (flags of \"tempora explain -method " + m.Name + "\", axes of \"tempora run -grid\"):\n")
+	for _, par := range params {
+		head := fmt.Sprintf("  -%s %s (default %s", par.Name, par.Kind(), formatDefault(&par, "; at quick scale "))
+		if par.Range != "" {
+			head += "; in " + par.Range
+		}
+		b.WriteString(head + ")\n")
+		b.WriteString(wrap(par.Doc, "        ", "        ", helpWidth) + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// modeCells says which cells the benchmark scores under a mode.
+func modeCells(m method.Mode) string {
+	if m == method.TopN {
+		return "top n"
+	}
+	return "non-zero"
 }
 
 // formatDefault returns a parameter's default as text ("" for the empty
@@ -59,38 +125,6 @@ func formatDefault(par *method.Param, quick string) string {
 		def += quick + method.Format(par.Quick)
 	}
 	return def
-}
-
-// paramUsage is the usage text of a method-parameter flag of "tempora
-// explain": its description and kind, and the methods that take it; where
-// methods describe a parameter of the same name differently (TIME's -alpha
-// is its FDR level, PERM's the level of PERM-f's filter), each group of
-// methods with its own description.
-func paramUsage(t *method.Table, tp method.TableParam) string {
-	var docs []string
-	var who [][]string
-	for _, name := range tp.Methods {
-		m, err := t.Lookup(name)
-		if err != nil {
-			continue // tp.Methods come from t
-		}
-		d := m.Param(tp.Name).Doc
-		i := slices.Index(docs, d)
-		if i < 0 {
-			docs, who = append(docs, d), append(who, nil)
-			i = len(docs) - 1
-		}
-		who[i] = append(who[i], name)
-	}
-	doc := docs[0]
-	if len(docs) > 1 {
-		parts := make([]string, len(docs))
-		for i, d := range docs {
-			parts[i] = strings.Join(who[i], ", ") + ": " + d
-		}
-		doc = strings.Join(parts, "; ")
-	}
-	return fmt.Sprintf("%s (`%s` parameter of %s)", doc, tp.Kind(), strings.Join(tp.Methods, ", "))
 }
 
 // methodsJSON is the output of "tempora methods -json", the contract with
@@ -200,10 +234,19 @@ func (p *program) methods(_ context.Context, args []string, stdout, _ io.Writer)
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
-	if fs.NArg() > 0 {
-		return usageErrorf("methods: unexpected argument %q (see tempora methods -h)", fs.Arg(0))
-	}
-	if !*asJSON {
+	switch {
+	case fs.NArg() > 1:
+		return usageErrorf("methods: unexpected argument %q (see tempora methods -h)", fs.Arg(1))
+	case fs.NArg() == 1 && *asJSON:
+		return usageErrorf("methods: -json prints the whole table; give no method name")
+	case fs.NArg() == 1:
+		m, err := p.table.Lookup(fs.Arg(0))
+		if err != nil {
+			return usageErrorf("methods: unknown method %q (want %s)", fs.Arg(0), strings.Join(p.table.Names(), ", "))
+		}
+		_, err = fmt.Fprintln(stdout, p.methodHelp(m))
+		return err
+	case !*asJSON:
 		_, err := fmt.Fprintln(stdout, p.methodsHelp())
 		return err
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
@@ -60,8 +62,9 @@ func TestREADMEMethods(t *testing.T) {
 	}
 }
 
-// TestMethods checks "tempora methods": the text is the method list of
-// "tempora explain -h", and the JSON (testdata/methods.json) follows the
+// TestMethods checks "tempora methods": the text lists every method and
+// its parameter flags, "tempora explain -h" lists the methods, a bad
+// method name is a usage error, and the JSON (testdata/methods.json) follows the
 // contract with the Python package: every method of the table with its own
 // parameters ([] for a method made from another), durations in seconds,
 // null for no quick-scale default, and explain's own flags, none of which
@@ -69,8 +72,27 @@ func TestREADMEMethods(t *testing.T) {
 func TestMethods(t *testing.T) {
 	text := mustRun(t, "methods")
 	help := mustRun(t, "explain", "-h")
-	if !strings.Contains(help, text) {
-		t.Errorf("tempora methods prints lines that tempora explain -h does not:\n%s", text)
+	p0, err := newProgram(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list := p0.methodList(); !strings.Contains(help, list) {
+		t.Errorf("tempora explain -h does not list the methods:\n%s", list)
+	}
+	for _, m := range p0.table.Methods() {
+		if !strings.Contains(text, "\n  "+m.Name+" ") {
+			t.Errorf("tempora methods does not list %s:\n%s", m.Name, text)
+		}
+		for _, par := range m.Params {
+			if !strings.Contains(text, " -"+par.Name+"\n") && !strings.Contains(text, " -"+par.Name+" ") {
+				t.Errorf("tempora methods does not list %s's parameter -%s", m.Name, par.Name)
+			}
+		}
+	}
+	for _, args := range [][]string{{"methods", "nosuch"}, {"methods", "-json", "TIME"}, {"methods", "TIME", "LIME"}} {
+		if _, _, err := runCmd(t, args...); exitStatus(err) != 2 {
+			t.Errorf("tempora %s: error %v, want a usage error", strings.Join(args, " "), err)
+		}
 	}
 	out := mustRun(t, "methods", "-json")
 	golden(t, "methods.json", out)
@@ -128,28 +150,91 @@ func TestMethods(t *testing.T) {
 }
 
 // TestParamUsagePerMethod checks that a parameter name with different
-// meanings shows each method's own description in explain -h: TIME's
-// -alpha is its FDR level, PERM's the level of PERM-f's filter.
+// meanings shows each method's own description in "tempora methods NAME":
+// TIME's -alpha is its FDR level, PERM's the level of PERM-f's filter, an
+// extra method's its own.
 func TestParamUsagePerMethod(t *testing.T) {
 	newer := func(method.Config) (tempora.Explainer, error) { return nil, nil }
 	p, err := newProgram([]method.Method{{Name: "X", New: newer, Params: []method.Param{{Name: "alpha", Doc: "X's own alpha", Default: 0.5}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tp := range p.table.Params() {
-		if tp.Name != "alpha" {
-			continue
+	timeM, _ := p.table.Lookup("TIME")
+	perm, _ := p.table.Lookup("PERM")
+	timeDoc, permDoc := timeM.Param("alpha").Doc, perm.Param("alpha").Doc
+	if timeDoc == permDoc {
+		t.Fatalf("TIME and PERM describe -alpha alike: %q", timeDoc)
+	}
+	for _, c := range []struct{ method, doc string }{
+		{"TIME", timeDoc}, {"TIME-n", timeDoc}, {"PERM", permDoc}, {"PERM-f", permDoc}, {"X", "X's own alpha"},
+	} {
+		var out bytes.Buffer
+		if err := p.runContext(t.Context(), []string{"methods", c.method}, &out, &out); err != nil {
+			t.Fatal(err)
 		}
-		timeM, _ := p.table.Lookup("TIME")
-		perm, _ := p.table.Lookup("PERM")
-		timeDoc, permDoc := timeM.Param("alpha").Doc, perm.Param("alpha").Doc
-		if timeDoc == permDoc {
-			t.Fatalf("TIME and PERM describe -alpha alike: %q", timeDoc)
+		help := strings.Join(strings.Fields(out.String()), " ")
+		if !strings.Contains(help, "-alpha float (default ") || !strings.Contains(help, ") "+c.doc) {
+			t.Errorf("tempora methods %s does not describe -alpha as %q:\n%s", c.method, c.doc, out.String())
 		}
-		got := paramUsage(p.table, tp)
-		want := "TIME, TIME-n: " + timeDoc + "; PERM, PERM-f: " + permDoc + "; X: X's own alpha (`float` parameter of TIME, TIME-n, PERM, PERM-f, X)"
-		if got != want {
-			t.Errorf("-alpha usage:\n%s\nwant\n%s", got, want)
+		for _, other := range []string{timeDoc, permDoc, "X's own alpha"} {
+			if other != c.doc && strings.Contains(help, other) {
+				t.Errorf("tempora methods %s shows another method's -alpha: %q", c.method, other)
+			}
+		}
+	}
+}
+
+// TestHelpLayout checks the help of "tempora explain" and "tempora methods
+// NAME": every line at most helpWidth characters (but explain's synopsis
+// and example command, which are printed as they are), both under 80 lines,
+// and explain's help lists every method but none of their parameters,
+// which "tempora methods NAME" lists instead, each with its type, default
+// and range as the table has them.
+func TestHelpLayout(t *testing.T) {
+	p, err := newProgram(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(args ...string) []string {
+		var out bytes.Buffer
+		if err := p.runContext(t.Context(), args, &out, &out); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) >= 80 {
+			t.Errorf("tempora %s: %d lines, want under 80", strings.Join(args, " "), len(lines))
+		}
+		for _, l := range lines {
+			if utf8.RuneCountInString(l) > helpWidth && !strings.HasPrefix(l, "Usage: ") && !strings.HasPrefix(l, "\t") {
+				t.Errorf("tempora %s: line of %d characters: %s", strings.Join(args, " "), utf8.RuneCountInString(l), l)
+			}
+		}
+		return lines
+	}
+	explainHelp := strings.Join(show("explain", "-h"), "\n")
+	show("methods")
+	for _, m := range p.table.Methods() {
+		if !strings.Contains(explainHelp, "\n  "+m.Name+" ") {
+			t.Errorf("explain -h does not list %s", m.Name)
+		}
+		for _, par := range m.Params {
+			if strings.Contains(explainHelp, "\n  -"+par.Name+" ") {
+				t.Errorf("explain -h lists the parameter -%s of %s", par.Name, m.Name)
+			}
+		}
+		help := strings.Join(show("methods", m.Name), "\n")
+		params := m.Params
+		if m.From != nil {
+			params = m.From.Params
+		}
+		for _, par := range params {
+			head := fmt.Sprintf("\n  -%s %s (default %s", par.Name, par.Kind(), formatDefault(&par, "; at quick scale "))
+			if par.Range != "" {
+				head += "; in " + par.Range
+			}
+			if !strings.Contains(help, head+")\n") {
+				t.Errorf("tempora methods %s lacks the line %q", m.Name, head[1:]+")")
+			}
 		}
 	}
 }

@@ -51,47 +51,48 @@
 // suffix start) and the draw number; all sums are taken in a fixed order.
 // Results are therefore identical for any number of workers.
 //
-// # Sequential tests
+// # Stopping rules and the choice of tests
 //
-// By default (TIME.Fixed and TIME.BesagClifford false) every p-value test
-// is an anytime-valid Monte Carlo test that stops as soon as its
-// Benjamini–Hochberg decision within its family is settled, with exactly
-// the decisions BH would make if every test ran to its cap (Stop.Anytime;
-// docs/decisions.md, decision 16). With TIME.BesagClifford every test is
-// a sequential Monte Carlo
-// test (Besag and Clifford): it draws permutations one by one, in draw
-// order, and stops at the first draw k at which h draws have been not
-// worse than the baseline, with p = h/k; a test that reaches its cap P_max
-// first (fewer than h such draws before it) has the usual p = (1 + #)/(1 +
-// P_max). Both are valid p-values (P(p ≤ u) ≤ u under the null, with
-// equality at most of the p-value's atoms for a continuous statistic), so
-// BH keeps its guarantee; explain/pvalue.go derives the law of p. A null
-// test stops after about h/p draws; only a test that ends up significant
-// runs to its cap. SequentialStop sets
+// A test stops as its stopping rule (Stop) says; each rule is one type,
+// with its maths in its file: Fixed (the paper's: every one of the P
+// draws), BesagClifford (Besag and Clifford's sequential p-value: stop
+// after h hits, p = h/k), Anytime (an anytime-valid p-value; the tests of
+// a Family stop once their Benjamini–Hochberg decision is settled, with
+// exactly the decisions BH would make if every test ran to its cap;
+// docs/decisions.md, decision 16), Probe and Looks (score-only rules of
+// the window search). Every p-value rule gives valid p-values (P(p ≤ u) ≤
+// u under the null, tested statistically), so BH keeps its guarantee
+// whichever a family uses.
 //
-//	h = min(10, ⌊α·P_max⌋ + 1),
+// TIME.Tests chooses the rules of a whole run (tests.go): AnytimeTests,
+// the default, stops the tests of every BH family by Anytime, the window
+// orderings by Besag and Clifford's rule, the window-search probes by
+// Probe and its gap checks by Looks; BesagCliffordTests stops every
+// p-value test by BesagClifford, with h = min(10, ⌊α·P⌋ + 1)
+// (SequentialStop: up to P = 99 at α = 0.1 it rejects exactly when the
+// fixed test with the same draws does, so it only saves draws);
+// FixedTests is the paper's procedure, every test and probe making
+// exactly TIME.Permutations draws (DefaultPermutations, 50, by default).
 //
-// 10 being Besag and Clifford's suggestion and ⌊α·P_max⌋ + 1 the number of
-// hits after which the test can no longer reach p ≤ α: up to P_max = 99 at
-// α = 0.1 the sequential test rejects exactly when the fixed test with the
-// same draws does, so it only saves draws.
-//
-// The cap P_max of a family of m tests is by default MinPermutations(m,
-// α) = ⌈m/α⌉ − 1, the smallest with 1/(P_max + 1) ≤ α/m, so that a single
-// test of the family can pass BH: 99 for 10 features at α = 0.1, 19 for
-// the pair {ordering, window}. The window orderings, TIME's ordering
-// claim, get PowerHits times that (29 for one window at α = 0.1), so that
-// they still pass with a few draws that tie with the baseline (see
-// PowerHits). An ordering test
-// of a window short enough that its exact test could just reach α/m (4
+// The caps (caps.go). The nominal cap of a family of m tests is
+// TIME.Permutations or, by default, MinPermutations(m, α) = ⌈m/α⌉ − 1, the
+// smallest P with 1/(P + 1) ≤ α/m, so that a single test of the family can
+// pass BH: 99 for 10 features at α = 0.1, 19 for the pair {ordering,
+// window}. A Besag–Clifford test makes at most that many draws; an
+// anytime test, whose p-value floor is 4/(3n + 4) for n draws, at most
+// AnytimeCap(P) = ⌊4P/3⌋ + 1 for the same smallest p-value: 133 for 10
+// features at α = 0.1 (AnytimePermutations), and 67 when TIME.Permutations
+// is 50. The window orderings, TIME's ordering claim, get a nominal cap
+// PowerHits times that (29 for one window at α = 0.1), so that they still
+// pass with a few draws that tie with the baseline. An ordering test of a
+// window short enough that its exact test could just reach α/m (4
 // timesteps at α/m ≥ 1/24) is enumerated exactly even beyond the cap,
 // since a sampled test of few draws would too often draw the identity
-// ordering, which is always a hit. TIME.Permutations sets one cap for
-// every test instead. Explain warns about any family (the top family,
-// the members of each group of a hierarchy, the pairs, the window
-// orderings) whose cap keeps 1/(P+1) above α/m: BH can then reject none of
-// its tests unless several reach the smallest p-value together, the
-// "silent floor" of fixed P = 50 with 10 features (1/51 > 0.01).
+// ordering, which is always a hit. Explain warns about any family (the
+// top family, the members of each group of a hierarchy, the pairs, the
+// window orderings) whose cap keeps 1/(P+1) above α/m: BH can then reject
+// none of its tests unless several reach the smallest p-value together,
+// the "silent floor" of fixed P = 50 with 10 features (1/51 > 0.01).
 //
 // Draws are evaluated in batches for throughput: each batch holds, for
 // every unfinished test, as many next draws as its stopping rule may need
@@ -100,9 +101,6 @@
 // stopping point are counted in the accounting but never used.
 // Accounting.Draws reports the draws of each kind of test and what running
 // every test to its cap would have cost.
-//
-// With TIME.Fixed every test makes exactly P draws (50 by default), the
-// paper's procedure.
 //
 // # Window search
 //
@@ -119,16 +117,16 @@
 // across-instance test of the node over [a, b], giving the window score
 // and p-value.
 //
-// A probe needs only its mean loss, to compare it with the threshold. In
-// sequential mode a probe stops as soon as a Student-t interval of its
-// score with the coverage of ±2 standard errors (95.45%), after at least 2
-// draws, lies on one side of the threshold (Stop.Probe); a probe over
-// timesteps the model never reads changes no loss and stops after 2
-// draws. Its cap is TIME.Permutations, or 50 by default. On 20 problems of
-// the paper's Table 1 this used 3010 of the 43,600 draws that full probes
-// take and found all 108 windows unchanged; TIME.FullProbes runs every
-// probe to its cap, and fixed mode runs P draws per probe as the paper
-// does.
+// A probe needs only its mean loss, to compare it with the threshold.
+// Under the sequential choices of Tests a probe stops as soon as a
+// Student-t interval of its score with the coverage of ±2 standard errors
+// (95.45%), after at least 2 draws, lies on one side of the threshold
+// (Probe); a probe over timesteps the model never reads changes no loss
+// and stops after 2 draws. Its cap is TIME.Permutations, or
+// DefaultPermutations by default. On 20 problems of the paper's Table 1
+// this used 3010 of the 43,600 draws that probes run to their caps take
+// and found all 108 windows unchanged (TestProbeCut repeats the check on
+// designed models); FixedTests runs P draws per probe as the paper does.
 //
 // # Hierarchy of tests
 //
@@ -139,7 +137,7 @@
 // that is not rejected are not tested. For every rejected node the family
 // {whole-sequence ordering, window 1, …, window k} is tested with BH at α
 // (k = 1, the paper's pair, unless TIME.Windows allows the window to be
-// split at gaps), and the orderings of the significant windows form the
+// split at gaps, split.go), and the orderings of the significant windows form the
 // next family, under BH at α (one window: p ≤ α). This is the "test each
 // family at level α" scheme of Yekutieli's hierarchical FDR control, as
 // in the reference implementation, without a further correction for the
@@ -189,18 +187,23 @@
 // outside each instance's support, in the dataset's aligned time
 // (tempora.Observation). An across-instance draw then permutes instances
 // only among those whose supports cover the test's window alike
-// (LengthRule, default Strata), an ordering draw permutes each series'
-// values among its observed positions only
-// (tempora.PermuteTimestepsObserved), a block with nothing observed makes
-// no draw, and windows lie where their feature is observed
-// (docs/decisions.md, decision 19; missing.go). On complete data the dense
-// code paths run unchanged.
+// (AcrossInstances' LengthRule, default Strata; lengths.go), an ordering
+// draw permutes each series' values among its observed positions only
+// (tempora.PermuteObserved), a block with nothing observed makes no draw,
+// and windows lie where their feature is observed (docs/decisions.md,
+// decision 19; missing.go). On complete data the dense code paths run
+// unchanged.
 //
 // # Engine
 //
-// Engine exposes the permutation-test machinery (one batch of independent
-// tests, run in parallel, results in input order) so that other explainers,
-// such as the PERM baseline, use the same implementation.
+// Engine exposes the permutation-test machinery so that other explainers,
+// such as the PERM baseline, use the same implementation: Run runs a
+// batch of independent tests, RunFamilies several BH families (Family),
+// in parallel, results in input order. A Test names its block, its
+// Perturbation (AcrossInstances, WithinWindow or Conditional, each one
+// type that owns its draws on complete and on irregular data), its cap
+// and its Stop; the Engine schedules and counts the draws and knows no
+// perturbation or rule by name.
 //
 // # References
 //

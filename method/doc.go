@@ -1,5 +1,8 @@
 // Package method defines what an explanation method is to tempora, and
-// holds the building blocks every built-in explainer uses.
+// holds building blocks for explainers and for running them. The
+// baselines (package baselines) use the building blocks, as a researcher's
+// method may; TIME's engine (package explain) does not import this package,
+// and is made a Method by package builtins like every built-in method.
 //
 // # One value per method
 //

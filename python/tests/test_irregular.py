@@ -553,11 +553,12 @@ class AlignmentFitTest(unittest.TestCase):
 @need_pandas
 class ReadmeTest(unittest.TestCase):
     def test_readme_irregular_example(self):
-        """The README's example of irregular data (a long pandas table,
-        end-aligned) runs as printed and prints what its comment says."""
+        """The example of irregular data in docs/python.md (a long pandas
+        table, end-aligned) runs as printed and prints what its comment
+        says."""
         import contextlib
         import io
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md"),
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md"),
                   encoding="utf-8") as f:
             text = f.read()
         start = text.index("```python\nimport pandas as pd\nrows = ")

@@ -93,8 +93,11 @@ class ProgramTableTest(unittest.TestCase):
             if m.source:
                 self.assertEqual(m.params, ())
                 t.lookup(m.source)
+            # A method's parameters are described by "tempora methods NAME".
+            method_help = subprocess.run([tempora.find_binary(), "methods", m.name], capture_output=True,
+                                         text=True).stdout
             for p in t.params(m):
-                self.assertIn("-" + p.name, help_text)
+                self.assertIn("  -%s %s (default " % (p.name, p.kind), method_help)
                 self.assertIn(p.kind, ("int", "float", "bool", "duration", "string"))
 
     def test_old_program_is_a_clear_error(self):
