@@ -185,7 +185,17 @@ func docFacts(t *testing.T, p *program) []docFact {
 	alpha, gamma := explain.DefaultAlpha, explain.DefaultGamma
 	minP := func(m int) string { return strconv.Itoa(explain.MinPermutations(m, alpha)) }
 	permAlpha := builtinDefault(t, p, "PERM", "alpha", false).(float64)
-	cells := strconv.Itoa(explain.MinPermutations(200, permAlpha))
+	// The caps come from the function TIME and PERM take them from
+	// (explain.Tests.Family), with each method's default tests.
+	capOf := func(method string, m int, a float64, perms int) string {
+		tests, err := explain.ParseTests(builtinDefault(t, p, method, "tests", false).(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := tests.Family(m, a, perms)
+		return strconv.Itoa(n)
+	}
+	cells := capOf("PERM", 200, permAlpha, 0)
 	limeSamples := builtinDefault(t, p, "LIME", "samples", false).(int)
 	sageCap := builtinDefault(t, p, "SAGE", "max-permutations", false).(int)
 	for _, m := range []string{"SAGE-m", "SAGE-z"} {
@@ -241,8 +251,10 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{readme, fmt.Sprintf("(%s instances, %s features, %s timesteps, %s of the features relevant)",
 			demo("instances"), demo("features"), demo("timesteps"), map[string]string{"0.5": "half"}[demo("relevant")])},
 		// docs/time.md, docs/bad-input.md, docs/cluster.md, docs/new-method.md
-		{timeDoc, fmt.Sprintf("(%s for %d features at α = %s; PERM's family is every cell, %s for 200 cells)", minP(10), 10, f(alpha), cells)},
-		{timeDoc, fmt.Sprintf("`-sequential=false -permutations %d` is the paper's fixed mode", explain.DefaultPermutations)},
+		{timeDoc, fmt.Sprintf("(%s draws for %d features at α = %s, whose nominal cap is %s; PERM's family is every cell, %s for 200 cells under its Besag–Clifford tests)",
+			capOf("TIME", 10, alpha, 0), 10, f(alpha), minP(10), cells)},
+		{timeDoc, fmt.Sprintf("(an anytime test then makes at most ⌊4N/3⌋ + 1 draws: %s for N = %d)", capOf("TIME", 10, alpha, 50), 50)},
+		{timeDoc, fmt.Sprintf("- `%s`: the paper's tests, every test making exactly `-permutations` draws (%d by default)", explain.PaperTIME().Tests, explain.DefaultPermutations)},
 		{badInput, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
 		{badInput, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
 		{cluster, fmt.Sprintf("exits with status 128 + the signal number: %d for Ctrl-C, %d for SIGTERM", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
@@ -254,6 +266,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
+		{decisions, fmt.Sprintf("(`explain.AnytimeCap`, decision 16: %s for 10 features at α = %s, %s with `-permutations 50`)", capOf("TIME", 10, alpha, 0), f(alpha), capOf("TIME", 10, alpha, 50))},
+		{decisions, fmt.Sprintf("%s draws for 10 features, %s for 100 and %s for each pair;", capOf("TIME", 10, alpha, 0), capOf("TIME", 100, alpha, 0), capOf("TIME", 2, alpha, 0))},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
 		{decisions, fmt.Sprintf("are capped at %d, and the ordering test of a window short enough", explain.DefaultPermutations)},
 		{decisions, "Default γ = " + f(gamma) + "."},
@@ -272,7 +286,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{decisions, fmt.Sprintf("the coverage of ±%s SE (%.2f%%), after at least %d draws", f(explain.DefaultProbeZ), coverage, explain.DefaultProbeMinDraws)},
 		{decisions, fmt.Sprintf("its cap is `Permutations`, else %d", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("`MinPermutations(D·L, α)` (%s for 200 cells)", cells)},
-		{decisions, fmt.Sprintf("`PERM.Fixed` is the paper's P = %d", baselines.DefaultPERMPermutations)},
+		{decisions, fmt.Sprintf("`-tests fixed` is the paper's P = %d", baselines.DefaultPERMPermutations)},
 		{decisions, fmt.Sprintf("of 0 means min(%d, M)", baselines.DefaultSAGEBackground)},
 		{decisions, fmt.Sprintf("the default run seed is %d", experiments.DefaultSeed)},
 		{decisions, fmt.Sprintf("(`baselines.SAGEMaxPermutations` = %s)", thousands(sageCap))},

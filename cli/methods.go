@@ -60,9 +60,11 @@ func (p *program) methodsHelp() string {
 			fmt.Fprintf(&b, "%s(runs %s, with its parameters)\n", indent, m.From.Name)
 			continue
 		}
-		flags := make([]string, len(m.Params))
-		for i, par := range m.Params {
-			flags[i] = "-" + par.Name
+		var flags []string
+		for _, par := range m.Params {
+			if par.Deprecated == "" {
+				flags = append(flags, "-"+par.Name)
+			}
 		}
 		if len(flags) == 0 {
 			flags = []string{"(no parameters)"}
@@ -95,13 +97,25 @@ func (p *program) methodHelp(m *method.Method) string {
 		return b.String()
 	}
 	b.WriteString("\nParameters (flags of \"tempora explain -method " + m.Name + "\", axes of \"tempora run -grid\"):\n")
+	var old []string
 	for _, par := range params {
+		if par.Deprecated != "" {
+			spelling := "-" + par.Name
+			if d, ok := par.Default.(bool); ok {
+				spelling += "=" + method.Format(!d)
+			}
+			old = append(old, spelling+" is "+par.Deprecated)
+			continue
+		}
 		head := fmt.Sprintf("  -%s %s (default %s", par.Name, par.Kind(), formatDefault(&par, "; at quick scale "))
 		if par.Range != "" {
 			head += "; in " + par.Range
 		}
 		b.WriteString(head + ")\n")
 		b.WriteString(wrap(par.Doc, "        ", "        ", helpWidth) + "\n")
+	}
+	if len(old) > 0 {
+		b.WriteString(wrap("Deprecated spellings, still accepted: "+strings.Join(old, "; ")+".", "", "", helpWidth) + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

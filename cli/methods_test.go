@@ -27,7 +27,9 @@ func readmeMethods(t *method.Table) string {
 	for _, m := range t.Methods() {
 		var ps []string
 		for _, par := range m.Params {
-			ps = append(ps, "`-"+par.Name+"` "+formatDefault(&par, "; "))
+			if par.Deprecated == "" {
+				ps = append(ps, "`-"+par.Name+"` "+formatDefault(&par, "; "))
+			}
 		}
 		params := strings.Join(ps, ", ")
 		if m.From != nil {
