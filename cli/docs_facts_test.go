@@ -266,7 +266,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
-		{decisions, fmt.Sprintf("(`explain.AnytimeCap`, decision 16: %s for 10 features at α = %s, %s with `-permutations 50`)", capOf("TIME", 10, alpha, 0), f(alpha), capOf("TIME", 10, alpha, 50))},
+		{decisions, fmt.Sprintf("(`explain.AnytimeCap`: %s for 10 features at α = %s, %s with `-permutations 50`)", capOf("TIME", 10, alpha, 0), f(alpha), capOf("TIME", 10, alpha, 50))},
 		{decisions, fmt.Sprintf("%s draws for 10 features, %s for 100 and %s for each pair;", capOf("TIME", 10, alpha, 0), capOf("TIME", 100, alpha, 0), capOf("TIME", 2, alpha, 0))},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
 		{decisions, fmt.Sprintf("are capped at %d, and the ordering test of a window short enough", explain.DefaultPermutations)},

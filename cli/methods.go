@@ -62,9 +62,7 @@ func (p *program) methodsHelp() string {
 		}
 		var flags []string
 		for _, par := range m.Params {
-			if par.Deprecated == "" {
-				flags = append(flags, "-"+par.Name)
-			}
+			flags = append(flags, "-"+par.Name)
 		}
 		if len(flags) == 0 {
 			flags = []string{"(no parameters)"}
@@ -97,27 +95,32 @@ func (p *program) methodHelp(m *method.Method) string {
 		return b.String()
 	}
 	b.WriteString("\nParameters (flags of \"tempora explain -method " + m.Name + "\", axes of \"tempora run -grid\"):\n")
-	var old []string
+	var old []method.Param
 	for _, par := range params {
 		if par.Deprecated != "" {
-			spelling := "-" + par.Name
-			if d, ok := par.Default.(bool); ok {
-				spelling += "=" + method.Format(!d)
-			}
-			old = append(old, spelling+" is "+par.Deprecated)
+			old = append(old, par)
 			continue
 		}
-		head := fmt.Sprintf("  -%s %s (default %s", par.Name, par.Kind(), formatDefault(&par, "; at quick scale "))
-		if par.Range != "" {
-			head += "; in " + par.Range
-		}
-		b.WriteString(head + ")\n")
-		b.WriteString(wrap(par.Doc, "        ", "        ", helpWidth) + "\n")
+		writeParam(&b, &par)
 	}
 	if len(old) > 0 {
-		b.WriteString(wrap("Deprecated spellings, still accepted: "+strings.Join(old, "; ")+".", "", "", helpWidth) + "\n")
+		b.WriteString("Deprecated spellings, still accepted:\n")
+		for _, par := range old {
+			writeParam(&b, &par)
+		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeParam writes a parameter's line (flag, type, default, range) and
+// its description, as "tempora methods NAME" shows them.
+func writeParam(b *strings.Builder, par *method.Param) {
+	head := fmt.Sprintf("  -%s %s (default %s", par.Name, par.Kind(), formatDefault(par, "; at quick scale "))
+	if par.Range != "" {
+		head += "; in " + par.Range
+	}
+	b.WriteString(head + ")\n")
+	b.WriteString(wrap(par.Doc, "        ", "        ", helpWidth) + "\n")
 }
 
 // modeCells says which cells the benchmark scores under a mode.
