@@ -90,6 +90,27 @@ type Dataset struct {
 	// lengths share (see Observation); the zero value is AlignStart. It
 	// matters only for data with missing values (NaN).
 	Alignment Alignment
+	// Outputs, if not nil, says that the model returns several numbers
+	// per instance (class probabilities, horizons, output steps) and how
+	// Y holds their targets (Outputs.TargetWidth per instance); nil means
+	// one output: one target per instance, as above.
+	Outputs *Outputs
+}
+
+// K returns the number of outputs the model returns per instance: 1
+// without Outputs.
+func (d *Dataset) K() int { return d.Outputs.Len() }
+
+// CheckPredictions returns an error if a prediction of the dataset's
+// model, x.M·K values for x.M instances, instance-major, is not finite,
+// not a probability for classification, or (for classes) if an
+// instance's class probabilities do not sum to 1. With one output it is
+// CheckPredictions(d.Task, pred).
+func (d *Dataset) CheckPredictions(pred []float64) error {
+	if d.Outputs == nil {
+		return CheckPredictions(d.Task, pred)
+	}
+	return d.Outputs.checkPredictions(d.Task, pred)
 }
 
 // Name returns the name of feature j.
@@ -152,7 +173,14 @@ func (d *Dataset) validateRest(minInstances int) error {
 	if d.X.M < minInstances {
 		return fmt.Errorf("tempora: %d instances, need at least %d", d.X.M, minInstances)
 	}
-	if len(d.Y) != d.X.M {
+	if d.Outputs != nil {
+		if err := d.Outputs.validate(d.Task, d.X.L); err != nil {
+			return err
+		}
+		if err := d.Outputs.validateTargets(d.Y, d.X.M, d.Task); err != nil {
+			return err
+		}
+	} else if len(d.Y) != d.X.M {
 		return fmt.Errorf("tempora: %d targets for %d instances", len(d.Y), d.X.M)
 	}
 	if d.Task != Regression && d.Task != Classification {
@@ -162,6 +190,9 @@ func (d *Dataset) validateRest(minInstances int) error {
 		return fmt.Errorf("tempora: invalid alignment %d", int(d.Alignment))
 	}
 	for i, y := range d.Y {
+		if d.Outputs != nil {
+			break // checked by validateTargets
+		}
 		if math.IsNaN(y) || math.IsInf(y, 0) {
 			return fmt.Errorf("tempora: target of instance %d is %v", i, y)
 		}

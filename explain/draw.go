@@ -21,9 +21,12 @@ var chunkValues = memlimit.ChunkValues
 // workspace is one worker's private state: a copy of the data (or of one
 // chunk of instances) and the buffers of a draw.
 type workspace struct {
-	x          *tempora.Tensor
-	pred, loss []float64
-	perm       []int
+	x *tempora.Tensor
+	// pred holds M·K predictions, loss M·K losses (Scorer.Mean's
+	// scratch) and stats the mean losses of the last evaluation (the
+	// whole model's, then each output's).
+	pred, loss, stats []float64
+	perm              []int
 	// ints are scratch of the drawers' arrange (scratch).
 	ints [2][]int
 	// pcg and rng are the workspace's generator, reseeded per draw with
@@ -83,7 +86,8 @@ func (e *Engine) SetMemoryBudget(bytes int64) {
 
 func (e *Engine) newWorkspace(withCopy bool) *workspace {
 	x := e.data.X
-	ws := &workspace{pred: make([]float64, x.M), loss: make([]float64, x.M), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
+	n := x.M * e.data.K()
+	ws := &workspace{pred: make([]float64, n), loss: make([]float64, n), stats: make([]float64, e.scorer.Means()), perm: make([]int, max(x.M, x.L)), pcg: new(rand.PCG)}
 	ws.rng = rand.New(ws.pcg)
 	switch rows := e.chunkRows(); {
 	case !withCopy:
@@ -116,8 +120,9 @@ func (e *Engine) modelError(err error) error {
 }
 
 // evaluate predicts x into ws.pred (or, with x nil, takes the predictions
-// already in ws.pred), computes the losses into ws.loss and returns their
-// mean, summed in instance order.
+// already in ws.pred: K per instance), computes the mean losses into
+// ws.stats (the whole model's first, then each output's; Scorer.Mean) and
+// returns the whole model's.
 func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 	if x != nil {
 		nan := math.NaN()
@@ -128,26 +133,39 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 			return 0, err
 		}
 	}
-	for i, p := range ws.pred {
-		switch {
-		case math.IsNaN(p) && e.masked && !e.obs.Complete():
-			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written; the data has missing values: %s)", i, neverImputes)
-		case math.IsNaN(p):
-			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written)", i)
-		case math.IsInf(p, 0):
-			return 0, fmt.Errorf("explain: model predicted %v for instance %d", p, i)
+	if err := e.checkFinite(ws.pred); err != nil {
+		return 0, err
+	}
+	e.scorer.Mean(ws.stats, ws.pred, ws.loss)
+	for _, mean := range ws.stats {
+		if math.IsNaN(mean) || math.IsInf(mean, 0) {
+			return 0, fmt.Errorf("explain: mean loss is %v", mean)
 		}
 	}
-	e.loss(ws.loss, e.data.Y, ws.pred)
-	var sum float64
-	for _, l := range ws.loss {
-		sum += l
+	return ws.stats[0], nil
+}
+
+// checkFinite returns an error naming the first prediction that is NaN or
+// infinite (its instance, and its output when the model has several).
+func (e *Engine) checkFinite(pred []float64) error {
+	k := e.data.K()
+	for n, p := range pred {
+		if !math.IsNaN(p) && !math.IsInf(p, 0) {
+			continue
+		}
+		where := fmt.Sprintf("instance %d", n/k)
+		if k > 1 {
+			where += ", output " + e.data.Outputs.Name(n%k)
+		}
+		switch {
+		case math.IsNaN(p) && e.masked && !e.obs.Complete():
+			return fmt.Errorf("explain: model predicted NaN for %s (a NaN may mean the prediction was not written; the data has missing values: %s)", where, neverImputes)
+		case math.IsNaN(p):
+			return fmt.Errorf("explain: model predicted NaN for %s (a NaN may mean the prediction was not written)", where)
+		}
+		return fmt.Errorf("explain: model predicted %v for %s", p, where)
 	}
-	mean := sum / float64(len(ws.loss))
-	if math.IsNaN(mean) || math.IsInf(mean, 0) {
-		return 0, fmt.Errorf("explain: mean loss is %v", mean)
-	}
-	return mean, nil
+	return nil
 }
 
 // draw applies draw d of test p to the worker's copy of the data (restoring
@@ -218,7 +236,8 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		chunk := &tempora.Tensor{M: i1 - i0, D: src.D, L: src.L, Data: ws.x.Data[:(i1-i0)*n]}
 		copy(chunk.Data, src.Data[i0*n:i1*n])
 		p.drawer.rows(chunk, i0, perm)
-		if err := e.predict(ws.pred[i0:i1], chunk); err != nil {
+		k := e.data.K()
+		if err := e.predict(ws.pred[i0*k:i1*k], chunk); err != nil {
 			return 0, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +49,32 @@ type Test struct {
 	// Permutations draws. A rule that stops by its family's decision
 	// (Anytime) needs the test to be run in a Family (RunFamilies).
 	Stop Stop
+	// Output is the loss the test scores: the whole model's (WholeModel,
+	// the zero value) or, for a model with several outputs, one output's
+	// (OutputOf).
+	Output Output
+}
+
+// An Output selects the loss a Test scores: WholeModel, the zero value,
+// or the loss of one output of a model with several (OutputOf; see
+// tempora.Scorer). Every draw gives every output's loss at once, so tests
+// of the same block (the same Key) on different outputs share their
+// draws.
+type Output int
+
+// WholeModel is the whole model's loss, the only one of a model with one
+// output.
+const WholeModel Output = 0
+
+// OutputOf returns the loss of output k (0-based).
+func OutputOf(k int) Output { return Output(k + 1) }
+
+// String returns "whole model" or "output k".
+func (o Output) String() string {
+	if o == WholeModel {
+		return "whole model"
+	}
+	return "output " + strconv.Itoa(int(o)-1)
 }
 
 // TestResult is the outcome of a Test.
@@ -76,6 +103,15 @@ type TestResult struct {
 	// Stopped reports that the stopping rule ended the test before Max
 	// draws.
 	Stopped bool
+	// New is the draws evaluated for this test alone: the Evaluated draws
+	// that no earlier test of the same key in the run had evaluated, and
+	// that no earlier run had (an Engine of a model with several outputs
+	// keeps the draws of every key). A run's tests' New add up to the
+	// draws it evaluated.
+	New int
+	// Owner reports the first test of its key in the run, the one whose
+	// Max counts in a run's worst case.
+	Owner bool
 }
 
 // Engine runs permutation tests of a model on a dataset. It holds the
@@ -99,7 +135,7 @@ type TestResult struct {
 type Engine struct {
 	model   tempora.Model
 	data    *tempora.Dataset
-	loss    tempora.Loss
+	scorer  *tempora.Scorer
 	seed    uint64
 	workers int
 	budget  int64 // bytes of the workers' copies; 0: the default
@@ -123,6 +159,9 @@ type Engine struct {
 	// conditional fits, the strata of a window), by key (memo).
 	memoMu sync.Mutex
 	memos  map[any]any
+	// kept holds every key's draws, for a model with several outputs
+	// (sources.go), guarded by mu.
+	kept map[string]*kept
 
 	res residentState // a held model's resident path (resident.go)
 }
@@ -161,10 +200,11 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 		return nil, fmt.Errorf("explain: negative worker count %d", workers)
 	}
 	workers = pool.Workers(workers)
-	if loss == nil {
-		loss = tempora.LossFor(data.Task)
+	scorer, err := tempora.NewScorer(data, loss)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
 	}
-	e := &Engine{model: m, data: data, loss: loss, seed: seed, workers: workers}
+	e := &Engine{model: m, data: data, scorer: scorer, seed: seed, workers: workers}
 	e.setObservation(obs)
 	ws := e.newWorkspace(false)
 	mean, err := e.evaluate(ws, data.X)
@@ -174,7 +214,7 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 		}
 		return nil, fmt.Errorf("%w (baseline)", err)
 	}
-	if err := tempora.CheckPredictions(data.Task, ws.pred); err != nil {
+	if err := data.CheckPredictions(ws.pred); err != nil {
 		return nil, fmt.Errorf("explain: model: %w (baseline)", err)
 	}
 	e.baseMean = mean
@@ -264,32 +304,38 @@ func (e *Engine) plan(p *plan, i int, t Test) error {
 	return nil
 }
 
-// run is the state of one test during Run: its plan, its p-value rule and
-// its items in the current batch.
+// run is the state of one test during Run: its plan, its p-value rule,
+// its source of draws and its statistic in a draw's means.
 type run struct {
-	plan   *plan
-	seq    sequence
-	lo, hi int
+	plan *plan
+	seq  sequence
+	src  *source
+	stat int
 }
 
-// item is one draw of one test in a batch.
+// item is one draw of one test's block in a batch.
 type item struct {
-	test, draw int
+	plan *plan
+	draw int
 }
 
 // Run runs independent tests and returns their results in input order.
 // It proceeds in batches: each batch evaluates the next draws of every
 // test that has not stopped (as many as its stopping rule may need, at
 // most 256), spread over the workers; then each test takes its draws in
-// draw order and applies its stopping rule. Each draw's permutation comes
-// from its own stream (or, for exact tests, from its rank), the batches
-// depend only on the tests' own draws, and sums are taken in draw order, so
-// the results and the accounting are identical for any number of workers.
-// Memory does not grow with Permutations.
+// draw order and applies its stopping rule. Tests of the same Key (the
+// same block and perturbation, on different Outputs or with different
+// caps and rules) share their draws. Each draw's permutation comes from its own stream (or, for exact
+// tests, from its rank), the batches depend only on the tests' own draws,
+// and sums are taken in draw order, so the results and the accounting are
+// identical for any number of workers. Memory does not grow with
+// Permutations.
 //
 // Run returns an error for an invalid test (a test whose rule needs a
-// family among them: use RunFamilies), a failing model, a non-finite
-// prediction or loss, or when ctx is cancelled.
+// family among them: use RunFamilies; tests of one key that differ in
+// their block or perturbation; an output the model does not have), a
+// failing model, a non-finite prediction or loss, or when ctx is
+// cancelled.
 func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 	return e.run(ctx, tests, nil)
 }
@@ -297,6 +343,53 @@ func (e *Engine) Run(ctx context.Context, tests []Test) ([]TestResult, error) {
 // run runs tests, the families fams (ranges of tests) settling between
 // batches.
 func (e *Engine) run(ctx context.Context, tests []Test, fams []familyRange) ([]TestResult, error) {
+	runs, srcs, err := e.prepare(tests, fams)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.recall(srcs)
+	ns := e.scorer.Means()
+	var (
+		items []item
+		means []float64
+	)
+	for {
+		items = schedule(srcs, runs, items[:0])
+		if len(items) == 0 {
+			break
+		}
+		means = slices.Grow(means[:0], len(items)*ns)[:len(items)*ns]
+		if err := e.fill(ctx, srcs, items, means); err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			r := &runs[i]
+			if r.seq.done || r.src.hi == r.src.lo {
+				continue
+			}
+			r.seq.take(means[r.src.lo*ns:r.src.hi*ns], ns, r.stat)
+			if r.src.first == i {
+				r.seq.fresh += r.src.fresh
+			}
+		}
+		for _, f := range fams {
+			f.settle(runs)
+		}
+		e.keep(srcs, items, means, ns)
+	}
+	res := make([]TestResult, len(tests))
+	for i := range runs {
+		res[i] = runs[i].seq.result()
+		res[i].Owner = runs[i].src.tests[0] == i
+	}
+	return res, nil
+}
+
+// prepare validates the tests, makes their runs and groups them by key
+// into sources of draws.
+func (e *Engine) prepare(tests []Test, fams []familyRange) ([]run, []*source, error) {
 	plans := make([]plan, len(tests))
 	runs := make([]run, len(tests))
 	inFamily := make([]bool, len(tests))
@@ -305,67 +398,47 @@ func (e *Engine) run(ctx context.Context, tests []Test, fams []familyRange) ([]T
 			inFamily[i] = true
 		}
 	}
+	byKey := map[string]*source{}
+	var srcs []*source
 	for i, t := range tests {
 		if err := e.plan(&plans[i], i, t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.baseMean)}
+		stat, err := e.stat(t.Output)
+		if err != nil {
+			return nil, nil, fmt.Errorf("explain: test %d (%q): %w", i, t.Key, err)
+		}
+		src, ok := byKey[t.Key]
+		switch {
+		case !ok:
+			src = &source{plan: &plans[i]}
+			byKey[t.Key] = src
+			srcs = append(srcs, src)
+		case !src.plan.sameBlock(&plans[i]):
+			return nil, nil, fmt.Errorf("explain: tests %d and %d share the key %q but not their block and perturbation (or one enumerates its permutations and the other samples them)", src.tests[0], i, t.Key)
+		}
+		src.tests = append(src.tests, i)
+		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.baseMean), src: src, stat: stat}
 		if _, ok := runs[i].seq.rule.(familyStopper); ok && !inFamily[i] {
-			return nil, fmt.Errorf("explain: test %d (%q) stops by its family's decision and is in no family (Engine.RunFamilies)", i, t.Key)
+			return nil, nil, fmt.Errorf("explain: test %d (%q) stops by its family's decision and is in no family (Engine.RunFamilies)", i, t.Key)
 		}
 	}
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var (
-		items []item
-		means []float64
-	)
-	for {
-		items = schedule(runs, items[:0])
-		if len(items) == 0 {
-			break
-		}
-		if cap(means) < len(items) {
-			means = make([]float64, len(items))
-		}
-		means = means[:len(items)]
-		if err := e.batch(ctx, runs, items, means); err != nil {
-			return nil, err
-		}
-		for i := range runs {
-			if r := &runs[i]; !r.seq.done && r.hi > r.lo {
-				r.seq.take(means[r.lo:r.hi])
-				r.lo, r.hi = 0, 0
-			}
-		}
-		for _, f := range fams {
-			f.settle(runs)
-		}
-	}
-
-	res := make([]TestResult, len(tests))
-	for i := range runs {
-		res[i] = runs[i].seq.result()
-	}
-	return res, nil
+	return runs, srcs, nil
 }
 
-// schedule appends to items the next batch of every unfinished test, in
-// test order, and records each test's items in lo and hi.
-func schedule(runs []run, items []item) []item {
-	for i := range runs {
-		r := &runs[i]
-		if r.seq.done {
-			continue
-		}
-		r.lo = len(items)
-		for d, c := r.seq.issued, r.seq.next(); d < r.seq.issued+c; d++ {
-			items = append(items, item{test: i, draw: d})
-		}
-		r.hi = len(items)
+// stat returns the index of output o's mean in a draw's means, or an
+// error for an output the model does not have.
+func (e *Engine) stat(o Output) (int, error) {
+	k := e.data.K()
+	switch {
+	case o == WholeModel:
+		return 0, nil
+	case k == 1 && o == OutputOf(0):
+		return 0, nil // the one output is the whole model
+	case o < WholeModel || int(o) > k:
+		return 0, fmt.Errorf("the model has %d outputs, not %v", k, o)
 	}
-	return items
+	return int(o), nil
 }
 
 // batch evaluates the items' draws on the workers (internal/pool), writing
@@ -373,13 +446,14 @@ func schedule(runs []run, items []item) []item {
 // the data afterwards. It returns the error of the lowest-numbered failed
 // item, or "explain: " and ctx's error when the context stopped the batch
 // before every item ran.
-func (e *Engine) batch(ctx context.Context, runs []run, items []item, means []float64) error {
+func (e *Engine) batch(ctx context.Context, items []item, means []float64) error {
 	if ok, err := e.resident(); err != nil || ok {
 		if err != nil {
 			return err
 		}
-		return e.batchBlocks(ctx, runs, items, means)
+		return e.batchBlocks(ctx, items, means)
 	}
+	ns := e.scorer.Means()
 	nw := min(pool.Workers(e.workers), len(items))
 	for len(e.spaces) < nw {
 		e.spaces = append(e.spaces, e.newWorkspace(true))
@@ -387,12 +461,11 @@ func (e *Engine) batch(ctx context.Context, runs []run, items []item, means []fl
 	var ran atomic.Int64
 	err := pool.Run(ctx, nw, len(items), func(w, k int) error {
 		it := items[k]
-		p := runs[it.test].plan
-		m, err := e.draw(e.spaces[w], p, it.draw)
-		if err != nil {
-			return fmt.Errorf("%w (test %q, draw %d)", err, p.Key, it.draw)
+		ws := e.spaces[w]
+		if _, err := e.draw(ws, it.plan, it.draw); err != nil {
+			return fmt.Errorf("%w (test %q, draw %d)", err, it.plan.Key, it.draw)
 		}
-		means[k] = m
+		copy(means[k*ns:(k+1)*ns], ws.stats)
 		ran.Add(1)
 		return nil
 	})

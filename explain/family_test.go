@@ -51,7 +51,7 @@ func runFamily(f *familySim, stop Stop, n int, alpha float64) []TestResult {
 		for i := range runs {
 			if s := &runs[i].seq; !s.done {
 				busy = true
-				s.take(f.draws(i, s.next()))
+				s.take(f.draws(i, s.next()), 1, 0)
 			}
 		}
 		if !busy {
@@ -103,7 +103,7 @@ func TestFamilyStopMatchesCaps(t *testing.T) {
 		sim := newFamilySim(uint64(trial), u)
 		for i := range u {
 			s := newSequence(Anytime{}, n, false, 0)
-			s.take(sim.draws(i, n))
+			s.take(sim.draws(i, n), 1, 0)
 			full[i] = s.result()
 		}
 		a, b := rejections(got, alpha), rejections(full, alpha)

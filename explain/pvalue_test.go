@@ -19,7 +19,7 @@ func feed(t *testing.T, s sequence, means []float64) TestResult {
 		if c < 1 || s.issued+c > len(means) {
 			t.Fatalf("after %d draws the rule asks for %d more, of %d", s.issued, c, len(means))
 		}
-		s.take(means[s.issued : s.issued+c])
+		s.take(means[s.issued : s.issued+c], 1, 0)
 	}
 	return s.result()
 }
@@ -105,17 +105,17 @@ func repeat2(s string, n int) string {
 // zero of a score whose draws change nothing.
 func TestSequenceScore(t *testing.T) {
 	s := newSequence(Fixed{}, 3, false, 1)
-	s.take([]float64{2, 3, 4}) // differences 1, 2, 3
+	s.take([]float64{2, 3, 4}, 1, 0) // differences 1, 2, 3
 	if r := s.result(); r.Score != 2 || math.Abs(r.SE-1/math.Sqrt(3)) > 1e-15 {
 		t.Errorf("differences 1, 2, 3: score %v, SE %v; want 2, %v", r.Score, r.SE, 1/math.Sqrt(3))
 	}
 	s = newSequence(Fixed{}, 4, false, 0.1)
-	s.take([]float64{0.1, 0.1, 0.1, 0.1})
+	s.take([]float64{0.1, 0.1, 0.1, 0.1}, 1, 0)
 	if r := s.result(); r.Score != 0 || r.SE != 0 {
 		t.Errorf("unchanged losses: score %v, SE %v; want exactly 0", r.Score, r.SE)
 	}
 	s = newSequence(Fixed{}, 1, false, 1)
-	s.take([]float64{3})
+	s.take([]float64{3}, 1, 0)
 	if r := s.result(); r.Score != 2 || r.SE != 0 {
 		t.Errorf("one draw: score %v, SE %v; want 2, 0", r.Score, r.SE)
 	}
@@ -133,7 +133,7 @@ func TestSequenceBatches(t *testing.T) {
 				t.Fatalf("after %d draws the rule asks for %d more, of %d", s.issued, c, len(means))
 			}
 			out = append(out, c)
-			s.take(means[s.issued : s.issued+c])
+			s.take(means[s.issued : s.issued+c], 1, 0)
 		}
 		return out
 	}

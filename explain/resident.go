@@ -110,7 +110,7 @@ func (e *Engine) blockValues(p *plan) int {
 // depend on the workers), and each worker draws a pack's items on its copy
 // of the data, gathers their blocks, predicts them in one call and
 // evaluates each draw's losses.
-func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, means []float64) error {
+func (e *Engine) batchBlocks(ctx context.Context, items []item, means []float64) error {
 	m := e.data.X.M
 	limit := e.packRows()
 	packs := e.res.packs[:0]
@@ -119,7 +119,7 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 	for a := 0; a < len(items); {
 		b, rows, vals := a, 0, 0
 		for b < len(items) {
-			v := e.blockValues(runs[items[b].test].plan)
+			v := e.blockValues(items[b].plan)
 			if b > a && (rows+m > limit || vals+v > maxPackValues || b-a == most) {
 				break
 			}
@@ -149,7 +149,7 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 	}
 	var ran atomic.Int64
 	err := pool.Run(ctx, nw, len(packs), func(w, k int) error {
-		if err := e.drawPack(e.spaces[w], e.res.bufs[w], runs, items, packs[k], means, limit); err != nil {
+		if err := e.drawPack(e.spaces[w], e.res.bufs[w], items, packs[k], means, limit); err != nil {
 			return err
 		}
 		ran.Add(1)
@@ -172,28 +172,29 @@ func (e *Engine) batchBlocks(ctx context.Context, runs []run, items []item, mean
 // means. When the pack goes in one call to a model that takes the values
 // in its own memory (tempora.BlockFiller: a connection's shared buffer),
 // the blocks are gathered straight into it.
-func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item, pk pack, means []float64, limit int) error {
+func (e *Engine) drawPack(ws *workspace, buf *packBuf, items []item, pk pack, means []float64, limit int) error {
 	x := ws.x
 	m := x.M
 	vals := 0
 	for _, it := range items[pk.a:pk.b] {
-		vals += e.blockValues(runs[it.test].plan)
+		vals += e.blockValues(it.plan)
 	}
 	if cap(buf.vals) < vals {
 		buf.vals = make([]float64, vals)
 	}
 	buf.vals = buf.vals[:vals]
 	n := (pk.b - pk.a) * m
-	if cap(buf.pred) < n {
-		buf.pred = make([]float64, n)
+	k := e.data.K()
+	if cap(buf.pred) < n*k {
+		buf.pred = make([]float64, n*k)
 	}
-	pred := buf.pred[:n]
+	pred := buf.pred[:n*k]
 	// The blocks of at most limit rows each, their values consecutive
 	// ranges of the pack's values.
 	blocks := buf.blocks[:0]
 	at := 0
 	for _, it := range items[pk.a:pk.b] {
-		p := runs[it.test].plan
+		p := it.plan
 		per := len(p.Features) * p.Window.Len()
 		for lo := 0; lo < m; lo += limit {
 			hi := min(lo+limit, m)
@@ -209,7 +210,7 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 		ws.deferred = true
 		defer func() { ws.deferred = false }()
 		for _, it := range items[pk.a:pk.b] {
-			p := runs[it.test].plan
+			p := it.plan
 			size := e.blockValues(p)
 			if e.drawBlock(v[at:at+size], ws, p, it.draw) {
 				at += size
@@ -241,7 +242,7 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 	}
 	first := items[pk.a]
 	modelErr := func(err error) error {
-		return fmt.Errorf("%w (test %q, draw %d)", e.modelError(err), runs[first.test].plan.Key, first.draw)
+		return fmt.Errorf("%w (test %q, draw %d)", e.modelError(err), first.plan.Key, first.draw)
 	}
 	if f, ok := e.res.model.(tempora.BlockFiller); ok && n <= limit {
 		// One call: the pack's draws are gathered into the model's memory.
@@ -273,19 +274,19 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, runs []run, items []item,
 			}
 			e.calls.Add(1)
 			e.evals.Add(int64(rows))
-			if err := e.res.model.PredictBlocks(pred[r0:r0+rows], e.data.X, blocks[b0:b1]); err != nil {
+			if err := e.res.model.PredictBlocks(pred[r0*k:(r0+rows)*k], e.data.X, blocks[b0:b1]); err != nil {
 				return modelErr(err)
 			}
 			b0, r0 = b1, r0+rows
 		}
 	}
-	for k, it := range items[pk.a:pk.b] {
-		copy(ws.pred, pred[k*m:(k+1)*m])
-		mean, err := e.evaluate(ws, nil)
-		if err != nil {
-			return fmt.Errorf("%w (test %q, draw %d)", err, runs[it.test].plan.Key, it.draw)
+	ns := e.scorer.Means()
+	for q, it := range items[pk.a:pk.b] {
+		copy(ws.pred, pred[q*m*k:(q+1)*m*k])
+		if _, err := e.evaluate(ws, nil); err != nil {
+			return fmt.Errorf("%w (test %q, draw %d)", err, it.plan.Key, it.draw)
 		}
-		means[pk.a+k] = mean
+		copy(means[(pk.a+q)*ns:(pk.a+q+1)*ns], ws.stats)
 	}
 	return nil
 }

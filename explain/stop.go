@@ -128,6 +128,7 @@ func (t *tally) pValue() float64 { return float64(1+t.hits) / float64(1+t.used) 
 // data (Engine.Run gives it one number per draw, the mean perturbed loss).
 type sequence struct {
 	tally
+	fresh   int // the draws evaluated for this test alone (TestResult.New)
 	rule    stopper
 	done    bool // no further draw is used
 	stopped bool // the rule ended the test before its cap
@@ -156,12 +157,14 @@ func (s *sequence) next() int {
 	return min(c, rem, maxBatch)
 }
 
-// take records a batch of evaluated draws, the mean perturbed loss of each
-// in draw order, and uses them until the test is done.
-func (s *sequence) take(means []float64) {
-	s.issued += len(means)
-	for _, m := range means {
-		s.add(m)
+// take records a batch of evaluated draws, the mean perturbed losses of
+// each in draw order (stride per draw, the test's at offset at), and uses
+// them until the test is done.
+func (s *sequence) take(means []float64, stride, at int) {
+	n := len(means) / stride
+	s.issued += n
+	for d := range n {
+		s.add(means[d*stride+at])
 		if s.done {
 			return
 		}
@@ -186,7 +189,7 @@ func (s *sequence) add(m float64) {
 
 // result summarises the draws used.
 func (s *sequence) result() TestResult {
-	res := TestResult{Draws: s.used, Evaluated: s.issued, Max: s.max, Stopped: s.stopped, PValue: 1}
+	res := TestResult{Draws: s.used, Evaluated: s.issued, New: s.fresh, Max: s.max, Stopped: s.stopped, PValue: 1}
 	if s.used > 0 {
 		// Summing the differences (not the means) makes the score exactly
 		// 0 when no draw changes the loss.
