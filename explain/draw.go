@@ -200,7 +200,7 @@ func (e *Engine) permutation(ws *workspace, p *plan, d int) []int {
 }
 
 // drawBlock writes draw d of test p straight into vals, in the layout of
-// a tempora.Block over all instances, when the draw is a plain permutation
+// a resident.Block over all instances, when the draw is a plain permutation
 // of complete data (across instances or within the window), and reports
 // whether it did; other draws (missing values, conditional) are drawn on
 // the working copy and gathered from it.

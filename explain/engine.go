@@ -154,7 +154,7 @@ type Engine struct {
 	strataMu    sync.Mutex
 	strataCache map[tempora.Window]*strata
 
-	res residentState // a BlockModel's resident path (resident.go)
+	res residentState // the resident path (resident.go)
 }
 
 // NewEngine validates the model's inputs, predicts the data once and

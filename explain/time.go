@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Defaults of the TIME configuration, used for zero fields.
@@ -294,7 +295,7 @@ func (c TIME) probeCap() int {
 	return DefaultPermutations
 }
 
-// Explain runs TIME on model m and data. It returns an error, never a
+// explain runs TIME on model m and data. It returns an error, never a
 // panic, for an invalid configuration, invalid data (shape, infinite
 // values, an instance or a feature with no observed value, non-binary
 // classification labels, fewer than 2 instances), an invalid hierarchy,
@@ -311,12 +312,13 @@ func (c TIME) probeCap() int {
 // search (searchWindows), the family {whole-sequence ordering, window}
 // (testOrderingWindow) and, if the window is significant, the window
 // ordering (testWindowOrderings); then the cells.
-func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	began := time.Now()
 	r, top, err := c.start(m, data)
 	if err != nil {
 		return nil, err
 	}
+	r.eng.Hold(held)
 	important, err := r.testFamilies(ctx, top)
 	if err != nil {
 		return nil, err
