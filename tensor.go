@@ -145,10 +145,10 @@ func PermuteTimesteps(dst, src *Tensor, feats []int, start, end int, order []int
 }
 
 // PermuteInstancesBlock writes into vals the block that PermuteInstances
-// writes into a working copy, in Block's layout (value (i, f, t) at
-// (i·len(feats) + f)·(end−start+1) + t): src[perm[i], feats[f], start+t].
-// A draw for a model that holds the data (BlockModel) is written so,
-// straight from the data, without a working copy. vals must hold
+// writes into a working copy, in the layout of a block of held data
+// (package resident: value (i, f, t) at (i·len(feats) + f)·(end−start+1) +
+// t): src[perm[i], feats[f], start+t]. A draw for a model that holds the
+// data is written so, straight from the data, without a working copy. vals must hold
 // M·len(feats)·(end−start+1) values.
 func PermuteInstancesBlock(vals []float64, src *Tensor, feats []int, start, end int, perm []int) {
 	checkBlockValues(vals, src, feats, start, end)

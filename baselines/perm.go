@@ -10,6 +10,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/fdr"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Defaults of the PERM configuration.
@@ -121,9 +122,10 @@ func (c PERM) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	return r.Explanation(c.Filter), nil
 }
 
-// Analyze runs one permutation test per cell and the BH procedure over all
-// cells.
-func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*PermResult, error) {
+// AnalyzeHeld is Analyze with held, the held data capability of m (nil:
+// none), passed to the engine (explain.Engine.Hold): the same result, the
+// draws sent to held as blocks of the data.
+func (c PERM) AnalyzeHeld(ctx context.Context, m tempora.Model, held resident.Model, data *tempora.Dataset) (*PermResult, error) {
 	start := time.Now()
 	if data == nil {
 		return nil, fmt.Errorf("baselines: PERM: nil dataset")
@@ -137,6 +139,7 @@ func (c PERM) Analyze(ctx context.Context, m tempora.Model, data *tempora.Datase
 	if err != nil {
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
+	eng.Hold(held)
 	d, l := data.X.D, data.X.L
 	cells := make([]explain.Test, d*l)
 	for j := range d {

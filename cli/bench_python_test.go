@@ -16,6 +16,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // spinModel predicts the mean of feature 0 over the last 5 timesteps and
@@ -57,7 +58,7 @@ func pythonSpin(b *testing.B, n int, per1000 time.Duration, sharedBytes int) *pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	members := make([]procmodel.Member, n)
+	members := make([]procmodel.HeldMember, n)
 	for k := range n {
 		pair, err := socketpair()
 		if err != nil {
@@ -100,7 +101,7 @@ func pythonSpin(b *testing.B, n int, per1000 time.Duration, sharedBytes int) *pr
 		}
 		members[k] = c
 	}
-	p, err := procmodel.NewPool(members...)
+	p, err := procmodel.NewHeldPool(members...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,9 +146,9 @@ func BenchmarkPythonModel(b *testing.B) {
 	// per call, so its model calls differ), and the Python run's.
 	var same [2]string
 	var acc tempora.Accounting
-	run := func(b *testing.B, model tempora.Model, k int, fixed bool) time.Duration {
+	run := func(b *testing.B, model tempora.Model, held resident.Model, k int, fixed bool) time.Duration {
 		start := time.Now()
-		e, err := (explain.TIME{Seed: 1, Workers: 2, Tests: map[bool]explain.Tests{true: explain.FixedTests}[fixed]}).Explain(context.Background(), model, data)
+		e, err := (explain.TIME{Seed: 1, Workers: 2, Tests: map[bool]explain.Tests{true: explain.FixedTests}[fixed]}).ExplainHeld(context.Background(), model, held, data)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -176,8 +177,8 @@ func BenchmarkPythonModel(b *testing.B) {
 			var py, in time.Duration
 			n := 0
 			for b.Loop() {
-				in += run(b, &spinModel{perInstance: per1000 / 1000}, 0, tc.fixed)
-				py += run(b, pool, 1, tc.fixed)
+				in += run(b, &spinModel{perInstance: per1000 / 1000}, nil, 0, tc.fixed)
+				py += run(b, pool, pool.Held(), 1, tc.fixed)
 				n++
 			}
 			if same[0] != same[1] {

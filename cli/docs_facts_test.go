@@ -304,7 +304,7 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{records, "## Manifest (`" + experiments.ManifestFormat + "`)"},
 		{records, fmt.Sprintf("is at most %d bytes, as it is a file or directory name", record.MaxKeyElement)},
 		// docs/protocol.md
-		{protocol, fmt.Sprintf("# The model process protocol (versions %d to %d)", procmodel.OldestVersion, procmodel.HeldVersion)},
+		{protocol, fmt.Sprintf("# The model process protocol (version %d)", procmodel.Version)},
 		{protocol, fmt.Sprintf("waits up to %d seconds (`Options.CloseTimeout`)", int(procmodel.DefaultCloseTimeout.Seconds()))},
 		{protocol, fmt.Sprintf("%d minutes on the command line", int(modelTimeout.Minutes()))},
 	}

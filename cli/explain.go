@@ -16,6 +16,7 @@ import (
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/resident"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -145,6 +146,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	// Load the model and data.
 	var (
 		model  tempora.Model
+		held   resident.Model // model's held data capability, if it has one
 		data   *tempora.Dataset
 		prob   *synth.Problem
 		source string
@@ -174,7 +176,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 				err = cerr
 			}
 		}()
-		model, source = pm, f.data
+		model, held, source = pm, pm.Held(), f.data
 	}
 
 	vals, err := m.Values(given, false)
@@ -198,9 +200,9 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	var prog *progressReporter
 	if !f.quiet {
 		prog = startProgress(stderr, f.progress, m.Name, total, exact)
-		model = prog.model(model)
+		model, held = prog.model(model), prog.held(held)
 	}
-	e, err := method.Measure(ctx, ex, model, data)
+	e, err := method.MeasureHeld(ctx, ex, model, held, data)
 	if prog != nil {
 		prog.finish()
 	}

@@ -79,8 +79,9 @@ func parseModelFDs(spec string) ([]modelFD, error) {
 }
 
 // startModel starts the model of the -data mode: procs copies of the
-// program cmd, or the connections of fds (validated), as one pool. It
-// reports what it starts on progress.
+// program cmd, or the connections of fds (validated), as one pool that
+// holds data (its Held is the model's held data capability). It reports
+// what it starts on progress.
 func startModel(ctx context.Context, cmd string, procs int, fds string, opts procmodel.Options, progress io.Writer) (*procmodel.Pool, error) {
 	if fds == "" {
 		argv, err := procmodel.SplitCommand(cmd)
@@ -99,7 +100,7 @@ func startModel(ctx context.Context, cmd string, procs int, fds string, opts pro
 		return nil, fmt.Errorf("explain: -model-fd: %w", err)
 	}
 	fmt.Fprintf(progress, "tempora: connecting to %d model connection(s) %s\n", len(items), fds)
-	members := make([]procmodel.Member, 0, len(items))
+	members := make([]procmodel.HeldMember, 0, len(items))
 	for _, it := range items {
 		c, err := procmodel.AttachFD(ctx, it.sock, it.buf, opts)
 		if err != nil {
@@ -110,5 +111,5 @@ func startModel(ctx context.Context, cmd string, procs int, fds string, opts pro
 		}
 		members = append(members, c)
 	}
-	return procmodel.NewPool(members...)
+	return procmodel.NewHeldPool(members...)
 }

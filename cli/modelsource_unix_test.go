@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/examplemodel"
 	"github.com/tempora-dev/tempora/procmodel"
 )
@@ -69,5 +71,42 @@ func TestExplainModelFD(t *testing.T) {
 	got := mustRun(t, append(data, "-model-fd", strings.Join(fds, ","))...)
 	if got != want {
 		t.Errorf("-model-fd report differs from -model-cmd:\n%s\n%s", got, want)
+	}
+}
+
+// TestStartModelHolds checks that both model sources, -model-cmd and
+// -model-fd, yield a pool with the held data capability (so that the
+// explainers' draws go as blocks), which explain passes on explicitly.
+func TestStartModelHolds(t *testing.T) {
+	t.Setenv(serverEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' -test.run=^$"
+	pair, err := socketpair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := os.NewFile(uintptr(pair[0]), "model end")
+	done := make(chan error, 1)
+	go func() {
+		done <- procmodel.Serve(model, model, tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error { return nil }))
+		model.Close()
+	}()
+	for _, src := range []struct{ cmd, fds string }{{cmd, ""}, {"", strconv.Itoa(pair[1])}} {
+		pm, err := startModel(t.Context(), src.cmd, 1, src.fds, procmodel.Options{}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pm.Held() == nil {
+			t.Errorf("model source %+v: no held data capability", src)
+		}
+		if err := pm.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("model server: %v", err)
 	}
 }

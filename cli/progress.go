@@ -97,15 +97,12 @@ func startProgress(w io.Writer, format, method string, total int64, exact bool) 
 	return p
 }
 
-// model returns m counting into p.
+// model returns m counting into p (held, progress_held.go, counts m's held
+// data capability).
 func (p *progressReporter) model(m tempora.Model) tempora.Model {
-	counted := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	return tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 		err := m.Predict(dst, x)
 		p.evals.Add(int64(x.M))
-		return err
-	})
-	return tempora.WithBlocks(counted, m, func(dst []float64, err error) error {
-		p.evals.Add(int64(len(dst)))
 		return err
 	})
 }

@@ -22,10 +22,11 @@ black-box model the way tempora's own explainers do, by starting
 as a child process: it writes one hello frame, then one answer (the model's
 predictions: probabilities of class 1 for classification, real values for
 regression) per request. A request whose shape does not match the problem's
-features and timesteps gets an error answer. It speaks protocol version 2:
-it announces 2, answers requests of version 1 or 2, and also keeps resident
-data and answers block requests (only what a permutation changes). Standard output carries the
-protocol only; messages go to standard error.`
+features and timesteps gets an error answer. It speaks the protocol's one
+version, 2: its hello says that it holds no data, and besides plain requests
+it keeps resident data and answers block requests (only what a permutation
+changes). Standard output carries the protocol only; messages go to standard
+error.`
 
 func (p *program) serve(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", serveHelp, stdout)

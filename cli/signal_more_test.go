@@ -157,8 +157,9 @@ func TestSignalModelCall(t *testing.T) {
 			dir := t.TempDir()
 			xPath, yPath := smallData(t, dir)
 			pidFile := filepath.Join(dir, "model.pid")
-			// The hello frame ("TMPH", version 1), then silence.
-			model := "sh -c " + shellQuote("echo $$ > "+shellQuote(pidFile)+"; printf 'TMPH\\001\\000\\000\\000'; exec sleep 600")
+			// The hello frame ("TMPH", version 2, holding no data: 20
+			// zero bytes), then silence.
+			model := "sh -c " + shellQuote("echo $$ > "+shellQuote(pidFile)+"; printf 'TMPH\\002'; head -c 23 /dev/zero; exec sleep 600")
 			var stderr bytes.Buffer
 			cmd := exec.Command(bin, "explain", "-data", xPath, "-targets", yPath, "-task", "regression", "-model-cmd", model, "-method", "perm")
 			cmd.Stderr = &stderr

@@ -166,9 +166,9 @@
 // Every draw evaluates the model on all M instances, on a per-worker copy
 // of the data in which only the permuted block is rewritten and then
 // restored (tempora.PermuteInstances, PermuteTimesteps, RestoreBlock); for
-// a model that holds the data (tempora.BlockModel, a model process), a
-// draw of complete data is written straight from the data into the block
-// the model applies to its own copy (tempora.PermuteInstancesBlock,
+// a model that holds the data (a resident.Model given to ExplainHeld, a
+// model process), a draw of complete data is written straight from the
+// data into the block the model applies to its own copy (tempora.PermuteInstancesBlock,
 // PermuteTimestepsBlock; docs/decisions.md, decision 23). A
 // fixed run makes about P·(D + R·(2⌈log₂ L⌉ + 3)) model calls for R
 // important features. A sequential run makes about P_max·R + h(1 +

@@ -208,7 +208,7 @@ func (e *Engine) permutation(ws *workspace, p *plan, d int) []int {
 }
 
 // drawBlock writes draw d of test p straight into vals, in the layout of
-// a held model's block over all instances, when its drawer can, and
+// a resident.Block over all instances, when its drawer can, and
 // reports whether it did; other draws are drawn on the working copy and
 // gathered from it.
 func (e *Engine) drawBlock(vals []float64, ws *workspace, p *plan, d int) bool {

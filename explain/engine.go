@@ -163,7 +163,7 @@ type Engine struct {
 	// (sources.go), guarded by mu.
 	kept map[string]*kept
 
-	res residentState // a held model's resident path (resident.go)
+	res residentState // the resident path (resident.go)
 }
 
 // NewEngine validates the model's inputs, predicts the data once and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // packedMean is the model of issue 18's measured bug: like a packed RNN it
@@ -125,20 +126,22 @@ func TestTIMEMissingModelErrors(t *testing.T) {
 	})
 	// A model that holds the data (a model process) and fails on the
 	// blocks of the draws, after predicting the data itself.
-	blocks := &failingBlocks{holdModel{inner: tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+	zeros := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 		clear(dst)
 		return nil
-	})}}
+	})
+	blocks := &failingBlocks{holdModel{inner: zeros}}
 	for _, tc := range []struct {
 		name  string
 		model tempora.Model
+		held  resident.Model
 		want  []string
 	}{
-		{"error", refuses, []string{"input contains NaN", "instance " + strconv.Itoa(first) + ", which has missing values, fails", "never imputes"}},
-		{"blocks", blocks, []string{"no luck", "never imputes"}},
-		{"NaN", naive, []string{"predicted NaN for instance " + strconv.Itoa(first), "instance " + strconv.Itoa(first) + ", which has missing values, is predicted NaN", "never imputes"}},
+		{"error", refuses, nil, []string{"input contains NaN", "instance " + strconv.Itoa(first) + ", which has missing values, fails", "never imputes"}},
+		{"blocks", zeros, blocks, []string{"no luck", "never imputes"}},
+		{"NaN", naive, nil, []string{"predicted NaN for instance " + strconv.Itoa(first), "instance " + strconv.Itoa(first) + ", which has missing values, is predicted NaN", "never imputes"}},
 	} {
-		_, err := explain.TIME{}.Explain(context.Background(), tc.model, data)
+		_, err := explain.TIME{}.ExplainHeld(context.Background(), tc.model, tc.held, data)
 		for _, w := range tc.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %v, want one containing %q", tc.name, err, w)
@@ -209,7 +212,7 @@ func TestWindowsInSpan(t *testing.T) {
 }
 
 // TestResidentMissing checks that on data with missing values TIME's
-// explanation through the resident path (a BlockModel holding the data)
+// explanation through the resident path (a model holding the data)
 // equals the native one under every length rule, apart from the model
 // calls counted: the blocks it sends are those of the masked draws.
 func TestResidentMissing(t *testing.T) {
@@ -223,7 +226,7 @@ func TestResidentMissing(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := &holdModel{inner: f}
-		got, err := cfg.Explain(context.Background(), h, data)
+		got, err := cfg.ExplainHeld(context.Background(), f, h, data)
 		if err != nil {
 			t.Fatal(err)
 		}

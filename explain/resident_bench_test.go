@@ -9,6 +9,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // timedBlocks times the PredictBlocks calls of a holdModel.
@@ -17,18 +18,22 @@ type timedBlocks struct {
 	inside time.Duration
 }
 
-func (t *timedBlocks) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+func (t *timedBlocks) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
 	began := time.Now()
 	err := t.holdModel.PredictBlocks(dst, x, blocks)
 	t.inside += time.Since(began)
 	return err
 }
 
+func (t *timedBlocks) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
+	return resident.FillScratch(dst, x, blocks, scratch, fill, t.PredictBlocks)
+}
+
 // BenchmarkResidentDrawCost is BenchmarkDrawCost on the resident path:
 // the same shapes (issue 22: Table 1's 1000 × 10 × 20, 1000 × 40 × 20,
 // 6400 × 30 × 50, 500 × 100 × 200), model, tests and single worker, with
-// the model a tempora.BlockModel that holds the data in process (as a
-// model process of protocol version 2 does: it applies each block to its
+// the model's held data capability (Engine.Hold) held in process (as a
+// model process does: it applies each block to its
 // copy, predicts the block's rows and restores them). Reported per op:
 // draws; model calls (PredictBlocks calls, packed draws); ns per instance
 // evaluation (ns/eval); the model's own ns per instance (model-ns/eval,
@@ -56,10 +61,11 @@ func BenchmarkResidentDrawCost(b *testing.B) {
 				tests[j] = explain.Test{Features: []int{j}, Window: tempora.Window{Start: 0, End: sh.l - 1}, Permutations: draws, Key: strconv.Itoa(j)}
 			}
 			tb := &timedBlocks{holdModel: &holdModel{inner: model}}
-			eng, err := explain.NewEngine(tb, data, nil, 1, 1)
+			eng, err := explain.NewEngine(model, data, nil, 1, 1)
 			if err != nil {
 				b.Fatal(err)
 			}
+			eng.Hold(tb)
 			if _, err := eng.Run(context.Background(), tests); err != nil { // the working copies
 				b.Fatal(err)
 			}

@@ -6,18 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
+	"github.com/tempora-dev/tempora/resident"
 )
 
-// holdModel is an in-process tempora.BlockModel around a Model, as a model
-// process of protocol version 2 serves it: it holds the data, applies each
-// block to a working copy of it, predicts the block's rows with the inner
-// model and restores them. It counts the calls and checks every block.
+// holdModel is an in-process resident.Model around a Model, as a model
+// process serves it: it holds the data, applies each block to a working
+// copy of it, predicts the block's rows with the inner model and restores
+// them. It counts the calls and checks every block.
 type holdModel struct {
 	inner tempora.Model
 	limit int
@@ -28,8 +30,6 @@ type holdModel struct {
 	holds  atomic.Int64
 	calls  atomic.Int64
 }
-
-func (h *holdModel) Predict(dst []float64, x *tempora.Tensor) error { return h.inner.Predict(dst, x) }
 
 func (h *holdModel) Hold(x *tempora.Tensor) error {
 	h.mu.Lock()
@@ -43,7 +43,13 @@ func (h *holdModel) Hold(x *tempora.Tensor) error {
 
 func (h *holdModel) BatchLimit() int { return h.limit }
 
-func (h *holdModel) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+// PredictBlocksFilled has no memory of its own: the values go through
+// scratch (resident.FillScratch).
+func (h *holdModel) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
+	return resident.FillScratch(dst, x, blocks, scratch, fill, h.PredictBlocks)
+}
+
+func (h *holdModel) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
 	h.calls.Add(1)
 	h.mu.Lock()
 	if x != h.held {
@@ -120,10 +126,11 @@ func TestResidentMatchesNative(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		for _, limit := range []int{0, 25, 60, 200} {
 			h := &holdModel{inner: f, limit: limit}
-			eng, err := explain.NewEngine(h, data, nil, 7, workers)
+			eng, err := explain.NewEngine(f, data, nil, 7, workers)
 			if err != nil {
 				t.Fatal(err)
 			}
+			eng.Hold(h)
 			got, err := eng.Run(context.Background(), tests)
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +171,7 @@ func TestResidentTIME(t *testing.T) {
 		}
 		for _, limit := range []int{0, 130} {
 			h := &holdModel{inner: f, limit: limit}
-			got, err := cfg.Explain(context.Background(), h, data)
+			got, err := cfg.ExplainHeld(context.Background(), f, h, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,55 +189,72 @@ func TestResidentTIME(t *testing.T) {
 	}
 }
 
-// failingBlocks is a BlockModel whose PredictBlocks fails.
+// failingBlocks is a resident.Model whose PredictBlocks fails.
 type failingBlocks struct{ holdModel }
 
-func (f *failingBlocks) PredictBlocks([]float64, *tempora.Tensor, []tempora.Block) error {
+func (f *failingBlocks) PredictBlocks([]float64, *tempora.Tensor, []resident.Block) error {
 	return fmt.Errorf("no luck")
 }
 
-// notHeld is a BlockModel that cannot hold data.
-type notHeld struct{ holdModel }
-
-func (n *notHeld) Hold(*tempora.Tensor) error {
-	return fmt.Errorf("%w: test", tempora.ErrNotResident)
+func (f *failingBlocks) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
+	return resident.FillScratch(dst, x, blocks, scratch, fill, f.PredictBlocks)
 }
 
-func TestResidentFallbackAndErrors(t *testing.T) {
+// failingHold is a resident.Model that cannot hold the data.
+type failingHold struct{ holdModel }
+
+func (f *failingHold) Hold(*tempora.Tensor) error { return fmt.Errorf("out of memory") }
+
+// TestResidentErrors checks that a failing capability is the model's
+// failure, and that an Engine given none, or given one after its first
+// Run, takes the native path.
+func TestResidentErrors(t *testing.T) {
 	data, f := benchProblem(30)
 	tests := residentTests()[:4]
-	eng, err := explain.NewEngine(&failingBlocks{holdModel{inner: f}}, data, nil, 1, 2)
+	for _, tc := range []struct {
+		name string
+		held resident.Model
+		want string
+	}{{"failing PredictBlocks", &failingBlocks{holdModel{inner: f}}, "no luck"}, {"failing Hold", &failingHold{holdModel{inner: f}}, "explain: model: out of memory"}} {
+		eng, err := explain.NewEngine(f, data, nil, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Hold(tc.held)
+		if _, err := eng.Run(context.Background(), tests); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	eng, err := explain.NewEngine(f, data, nil, 1, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Run(context.Background(), tests); err == nil || !bytes.Contains([]byte(err.Error()), []byte("no luck")) {
-		t.Errorf("failing PredictBlocks: error %v", err)
-	}
-	// A model that cannot hold data is served by Predict.
-	n := &notHeld{holdModel{inner: f}}
-	eng, err = explain.NewEngine(n, data, nil, 1, 2)
+	want, err := eng.Run(context.Background(), tests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Run(context.Background(), tests); err != nil {
+	h := &holdModel{inner: f}
+	eng.Hold(h) // too late: the native path was taken
+	got, err := eng.Run(context.Background(), tests)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n.calls.Load() != 0 {
-		t.Errorf("PredictBlocks called %d times on a model that cannot hold data", n.calls.Load())
+	if h.calls.Load() != 0 || h.holds.Load() != 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Hold after Run: %d holds, %d calls; results %v, want %v", h.holds.Load(), h.calls.Load(), got, want)
 	}
 }
 
-// fillModel is a holdModel that is a tempora.BlockFiller: fill writes the
-// values into memory of its own (as into a connection's shared buffer),
-// never into the caller's scratch.
+// fillModel is a holdModel with memory of its own: fill writes the values
+// there (as into a connection's shared buffer), never into the caller's
+// scratch.
 type fillModel struct {
 	holdModel
 	fills atomic.Int64
 }
 
-func (f *fillModel) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+func (f *fillModel) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
 	f.fills.Add(1)
-	filled, vals := tempora.FilledBlocks(blocks, nil) // fresh memory, not scratch
+	filled, vals := resident.Filled(blocks, nil) // fresh memory, not scratch
 	if len(scratch) > 0 && len(vals) > 0 && &scratch[0] == &vals[0] {
 		return fmt.Errorf("fillModel: got the caller's scratch")
 	}
@@ -240,8 +264,8 @@ func (f *fillModel) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks
 	return f.PredictBlocks(dst, x, filled)
 }
 
-// TestResidentFilled checks that TIME's explanation through a
-// tempora.BlockFiller (the draws gathered straight into the model's memory)
+// TestResidentFilled checks that TIME's explanation through a model with
+// memory of its own (the draws gathered straight into the model's memory)
 // equals the native one, and that packs too large for one call take the
 // PredictBlocks path.
 func TestResidentFilled(t *testing.T) {
@@ -253,7 +277,7 @@ func TestResidentFilled(t *testing.T) {
 	}
 	for _, limit := range []int{0, 130, 50} {
 		h := &fillModel{holdModel: holdModel{inner: f, limit: limit}}
-		got, err := cfg.Explain(context.Background(), h, data)
+		got, err := cfg.ExplainHeld(context.Background(), f, h, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +289,7 @@ func TestResidentFilled(t *testing.T) {
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(want)
 		if !bytes.Equal(a, b) {
-			t.Errorf("limit %d: explanation through a BlockFiller differs from the native one:\n%s\n%s", limit, a, b)
+			t.Errorf("limit %d: explanation through the model's memory differs from the native one:\n%s\n%s", limit, a, b)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Defaults of the TIME configuration, used for zero fields.
@@ -180,7 +181,7 @@ func (c TIME) config() (TIME, error) {
 // mode returns the tests' mode (c.Tests parsed).
 func (c TIME) mode() testMode { return c.Tests.mode() }
 
-// Explain runs TIME on model m and data. It returns an error, never a
+// explain runs TIME on model m and data. It returns an error, never a
 // panic, for an invalid configuration, invalid data (shape, infinite
 // values, an instance or a feature with no observed value, non-binary
 // classification labels, fewer than 2 instances), an invalid hierarchy,
@@ -197,12 +198,13 @@ func (c TIME) mode() testMode { return c.Tests.mode() }
 // search and split (locateWindows), the family {whole-sequence ordering,
 // windows} (testOrderingWindow) and the orderings of the significant
 // windows (testWindowOrderings); then the cells.
-func (c TIME) Explain(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	began := time.Now()
 	r, top, err := c.start(m, data)
 	if err != nil {
 		return nil, err
 	}
+	r.eng.Hold(held)
 	important, err := r.testFamilies(ctx, top)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/pool"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Mode is how the benchmark turns a score matrix into a selection of
@@ -116,7 +117,9 @@ func Parallel(ctx context.Context, workers, n int, work func(w, k int) error) er
 // Meter is a tempora.Model that passes every call to Model, counting calls
 // and instances predicted, and checks the predictions with
 // tempora.CheckPredictions for Task, so that a broken model is reported
-// rather than explained. It is safe for concurrent use if Model is.
+// rather than explained; Held does the same for the model's held data
+// capability, counting into the same totals. It is safe for concurrent use
+// if Model is.
 type Meter struct {
 	Model tempora.Model
 	Task  tempora.Task
@@ -134,15 +137,43 @@ func (m *Meter) Predict(dst []float64, x *tempora.Tensor) error {
 	return tempora.CheckPredictions(m.Task, dst)
 }
 
-// blocks counts a PredictBlocks call of a model that holds its data
-// (tempora.WithBlocks) and checks its predictions, as Predict does.
-func (m *Meter) blocks(dst []float64, err error) error {
-	m.calls.Add(1)
-	m.evals.Add(int64(len(dst)))
+// Held returns h, the held data capability of Model, metered: its block
+// calls (PredictBlocks, PredictBlocksFilled) are counted as model calls
+// of their rows and their predictions checked, as Predict's are. It
+// returns nil for a nil h.
+func (m *Meter) Held(h resident.Model) resident.Model {
+	if h == nil {
+		return nil
+	}
+	return &meteredHeld{meter: m, held: h}
+}
+
+// meteredHeld is a held data capability behind a Meter.
+type meteredHeld struct {
+	meter *Meter
+	held  resident.Model
+}
+
+func (h *meteredHeld) Hold(x *tempora.Tensor) error { return h.held.Hold(x) }
+func (h *meteredHeld) BatchLimit() int              { return h.held.BatchLimit() }
+
+func (h *meteredHeld) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
+	return h.count(dst, h.held.PredictBlocks(dst, x, blocks))
+}
+
+func (h *meteredHeld) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
+	return h.count(dst, h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
+}
+
+// count counts a block call of len(dst) rows that returned err and checks
+// its predictions, as Predict does.
+func (h *meteredHeld) count(dst []float64, err error) error {
+	h.meter.calls.Add(1)
+	h.meter.evals.Add(int64(len(dst)))
 	if err != nil {
 		return err
 	}
-	return tempora.CheckPredictions(m.Task, dst)
+	return tempora.CheckPredictions(h.meter.Task, dst)
 }
 
 // Calls returns the number of Predict calls so far.
@@ -152,7 +183,12 @@ func (m *Meter) Calls() int64 { return m.calls.Load() }
 // calls.
 func (m *Meter) Evals() int64 { return m.evals.Load() }
 
-// Measure runs ex on model and data with the model behind a Meter, checks
+// Measure is MeasureHeld without a held data capability.
+func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	return MeasureHeld(ctx, ex, model, nil, data)
+}
+
+// MeasureHeld runs ex on model and data with the model behind a Meter, checks
 // the explanation with CheckExplanation, and returns it with its
 // Accounting's ModelCalls, InstanceEvals and Runtime set to what the Meter
 // and the wall clock measured, whatever the explainer reported (its
@@ -163,13 +199,26 @@ func (m *Meter) Evals() int64 { return m.evals.Load() }
 // data: these facts have this one owner, the same for every method (PERM,
 // whose explanation is built from its per-cell results without the data,
 // used to report every dataset as start-aligned).
-func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+//
+// held is model's held data capability, or nil: when it is not nil and ex
+// can use it (a resident.Explainer: TIME, PERM), ex runs with it, metered
+// too (Meter.Held); the explanation is the same, only its model calls
+// differ. Any other explainer runs on model alone.
+func MeasureHeld(ctx context.Context, ex tempora.Explainer, model tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	if data == nil || data.X == nil {
 		return nil, fmt.Errorf("method: no data to explain")
 	}
 	meter := &Meter{Model: model, Task: data.Task}
 	start := time.Now()
-	e, err := ex.Explain(ctx, tempora.WithBlocks(meter, model, meter.blocks), data)
+	var (
+		e   *tempora.Explanation
+		err error
+	)
+	if hx, ok := ex.(resident.Explainer); ok && held != nil {
+		e, err = hx.ExplainHeld(ctx, meter, meter.Held(held), data)
+	} else {
+		e, err = ex.Explain(ctx, meter, data)
+	}
 	elapsed := time.Since(start)
 	if err != nil {
 		return nil, err

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+
 	"slices"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
-// Frames of protocol version 2 (docs/protocol.md, "Resident data and block
+// Frames of resident data (docs/protocol.md, "Resident data and block
 // requests").
 const (
 	residentMagic = "TMPD" // parent → model: the data the block requests refer to
@@ -45,35 +46,9 @@ const (
 // longer be trusted and the peer gets no answer.
 var errStream = errors.New("procmodel: input ended or failed in the middle of a frame")
 
-// versionNaN is the first protocol version whose requests may carry
-// missing values (NaN).
-const versionNaN = 2
-
-// refuseMissing returns an error when x holds a NaN and the model (named
-// name) speaks a protocol version that cannot carry missing values.
-func refuseMissing(x *tempora.Tensor, version uint32, name string) error {
-	if version >= versionNaN {
-		return nil
-	}
-	for k, v := range x.Data {
-		if math.IsNaN(v) {
-			i, r := k/(x.D*x.L), k%(x.D*x.L)
-			return fmt.Errorf("procmodel: the batch holds a missing value (NaN) at instance %d, feature %d, timestep %d, but model %s speaks protocol version %d, which cannot carry missing values; "+
-				"update it to protocol version %d: serve it with the current tempora Python package (tempora.serve, as examples/python/serve_model.py does) or with procmodel.Serve (docs/protocol.md)",
-				i, r/x.L, r%x.L, name, version, Version)
-		}
-	}
-	return nil
-}
-
-// notResident is the error of Hold and PredictBlocks for a version 1 model.
-func notResident(name string, version uint32) error {
-	return fmt.Errorf("%w: model %s speaks protocol version %d, which has no resident data (version %d has)", tempora.ErrNotResident, name, version, versionNaN)
-}
-
 // checkBlocks validates a PredictBlocks call on the sending side and
 // returns the rows and values it carries.
-func checkBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) (rows, vals int, err error) {
+func checkBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) (rows, vals int, err error) {
 	if x == nil {
 		return 0, 0, errors.New("procmodel: nil resident data")
 	}
@@ -103,12 +78,12 @@ func checkBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) (rows
 // splitBlocks calls f for consecutive groups of blocks of at most limit
 // rows each (no limit if limit ≤ 0), cutting a block that does not fit
 // into blocks of fewer rows, with the matching ranges of dst.
-func splitBlocks(dst []float64, blocks []tempora.Block, limit int, f func(dst []float64, blocks []tempora.Block) error) error {
+func splitBlocks(dst []float64, blocks []resident.Block, limit int, f func(dst []float64, blocks []resident.Block) error) error {
 	if limit <= 0 {
 		return f(dst, blocks)
 	}
 	var (
-		group []tempora.Block
+		group []resident.Block
 		n, at int
 	)
 	for _, b := range blocks {
@@ -138,7 +113,7 @@ func splitBlocks(dst []float64, blocks []tempora.Block, limit int, f func(dst []
 // writeBlocks writes a block request for blocks (carrying vals values) to
 // w, with the values inline, or, when shared is non-nil, written into shared
 // (the request slot, at byte offset of the buffer) instead.
-func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int, version uint32, shared []byte, offset int) ([]byte, error) {
+func writeBlocks(w io.Writer, buf []byte, blocks []resident.Block, rows, vals int, shared []byte, offset int) ([]byte, error) {
 	size := blocksHeaderSize
 	for _, b := range blocks {
 		size += blockDescSize + 4*len(b.Features)
@@ -146,7 +121,7 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 	buf = grow(buf, max(size, 8*chunkValues))[:size]
 	le := binary.LittleEndian
 	copy(buf, blocksMagic)
-	le.PutUint32(buf[4:], version)
+	le.PutUint32(buf[4:], Version)
 	le.PutUint32(buf[8:], uint32(len(blocks)))
 	le.PutUint32(buf[12:], uint32(rows))
 	le.PutUint32(buf[16:], uint32(vals))
@@ -202,58 +177,37 @@ func writeBlocks(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int
 // writeBlocksHeader writes a block request for blocks whose vals values
 // are already in the shared buffer at byte offset: the header and the
 // descriptors.
-func writeBlocksHeader(w io.Writer, buf []byte, blocks []tempora.Block, rows, vals int, version uint32, offset int) ([]byte, error) {
-	return writeBlocks(w, buf, blocks, rows, vals, version, []byte{}, offset)
+func writeBlocksHeader(w io.Writer, buf []byte, blocks []resident.Block, rows, vals int, offset int) ([]byte, error) {
+	return writeBlocks(w, buf, blocks, rows, vals, []byte{}, offset)
 }
 
-// fillScratch is PredictBlocksFilled for a model that takes the values
-// from its caller's memory: fill writes them into vals (the values of
-// filled, from tempora.FilledBlocks), then m predicts the blocks.
-func fillScratch(m tempora.BlockModel, dst []float64, x *tempora.Tensor, filled []tempora.Block, vals []float64, fill func([]float64) error) error {
-	if err := fill(vals); err != nil {
-		return err
-	}
-	return m.PredictBlocks(dst, x, filled)
-}
-
-// resident is the model side's resident data: the data of the last
+// modelSide is the model side's resident data: the data of the last
 // resident data frame, a working copy to which blocks are applied, and the
 // buffers of the block requests.
-type resident struct {
+type modelSide struct {
 	x, work *tempora.Tensor
 	raw     []byte
 	vals    []float64
 	feats   []int
-	blocks  []tempora.Block
+	blocks  []resident.Block
 	seen    []int // per feature: the block that last listed it, plus one
 	// dirty is the block the working copy holds perturbed (its Values
 	// unused; Features its own copy), valid when isDirty. A block of the
 	// same cells overwrites all of them, so the working copy is restored
 	// only before a block of other cells: the many draws of one test
 	// then cost one copy each instead of two.
-	dirty   tempora.Block
+	dirty   resident.Block
 	isDirty bool
-	// announced is the version the model side announced (0: Version).
-	announced uint32
-}
-
-// top returns the highest version the model side accepts in a frame: the
-// one it announced.
-func (r *resident) top() uint32 {
-	if r.announced == 0 {
-		return Version
-	}
-	return r.announced
 }
 
 // writeResident writes a resident data frame for x to w: the values
 // inline, or, with offset ≥ 0, already in the shared buffer at that byte
 // offset.
-func writeResident(w io.Writer, buf []byte, x *tempora.Tensor, version uint32, offset int) ([]byte, error) {
+func writeResident(w io.Writer, buf []byte, x *tempora.Tensor, offset int) ([]byte, error) {
 	var h [residentHeaderSize]byte
 	le := binary.LittleEndian
 	copy(h[:], residentMagic)
-	le.PutUint32(h[4:], version)
+	le.PutUint32(h[4:], Version)
 	le.PutUint32(h[8:], uint32(x.M))
 	le.PutUint32(h[12:], uint32(x.D))
 	le.PutUint32(h[16:], uint32(x.L))
@@ -279,11 +233,8 @@ func writeResident(w io.Writer, buf []byte, x *tempora.Tensor, version uint32, o
 
 // read reads a resident data frame whose header is h (residentHeaderSize
 // bytes), with its values from br or from shared.
-func (r *resident) read(br io.Reader, h []byte, shared []byte) error {
-	if v := binary.LittleEndian.Uint32(h[4:]); v < versionNaN {
-		return fmt.Errorf("procmodel: resident data frame with protocol version %d; resident data needs version %d", v, versionNaN)
-	}
-	m, d, l, err := parseShape(h, "resident data", r.top())
+func (r *modelSide) read(br io.Reader, h []byte, shared []byte) error {
+	m, d, l, err := parseShape(h, "resident data")
 	if err != nil {
 		return err
 	}
@@ -314,7 +265,7 @@ func (r *resident) read(br io.Reader, h []byte, shared []byte) error {
 
 // blockRequest is a parsed block request.
 type blockRequest struct {
-	blocks []tempora.Block
+	blocks []resident.Block
 	rows   int
 }
 
@@ -322,10 +273,10 @@ type blockRequest struct {
 // descriptors and values (from br, or from shared), checking every field
 // against the resident data. Errors wrapping errStream mean the stream
 // broke; the others describe a malformed request.
-func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockRequest, error) {
+func (r *modelSide) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockRequest, error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < versionNaN || v > r.top() {
-		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d to %d", v, versionNaN, r.top())
+	if v := le.Uint32(h[4:]); v != Version {
+		return blockRequest{}, fmt.Errorf("procmodel: block request with protocol version %d, want %d", v, Version)
 	}
 	k, rows, vals := int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	where, offset := le.Uint32(h[20:]), le.Uint64(h[24:])
@@ -387,7 +338,7 @@ func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockR
 		if gotRows > rows || gotVals > vals {
 			return blockRequest{}, fmt.Errorf("procmodel: blocks 0 to %d hold %d rows and %d values, more than the %d and %d announced", b, gotRows, gotVals, rows, vals)
 		}
-		r.blocks = append(r.blocks, tempora.Block{Lo: lo, Hi: hi, Start: start, End: end})
+		r.blocks = append(r.blocks, resident.Block{Lo: lo, Hi: hi, Start: start, End: end})
 		spans = append(spans, span{f0, len(r.feats)})
 	}
 	for j := range r.seen {
@@ -418,7 +369,7 @@ func (r *resident) readBlocks(br *bufio.Reader, h []byte, shared []byte) (blockR
 
 // predict predicts each block with m, on the working copy with the block
 // applied (restoring a different block first).
-func (r *resident) predict(m tempora.Model, dst []float64, blocks []tempora.Block) error {
+func (r *modelSide) predict(m tempora.Model, dst []float64, blocks []resident.Block) error {
 	at := 0
 	for k := range blocks {
 		b := &blocks[k]
@@ -426,7 +377,7 @@ func (r *resident) predict(m tempora.Model, dst []float64, blocks []tempora.Bloc
 			r.clean()
 		}
 		b.Apply(r.work)
-		r.dirty = tempora.Block{Lo: b.Lo, Hi: b.Hi, Start: b.Start, End: b.End, Features: append(r.dirty.Features[:0], b.Features...)}
+		r.dirty = resident.Block{Lo: b.Lo, Hi: b.Hi, Start: b.Start, End: b.End, Features: append(r.dirty.Features[:0], b.Features...)}
 		r.isDirty = true
 		if err := m.Predict(dst[at:at+b.Rows()], r.work.Rows(b.Lo, b.Hi)); err != nil {
 			return fmt.Errorf("block %d (rows [%d, %d)): %w", k, b.Lo, b.Hi, err)
@@ -437,7 +388,7 @@ func (r *resident) predict(m tempora.Model, dst []float64, blocks []tempora.Bloc
 }
 
 // clean restores the working copy's perturbed block.
-func (r *resident) clean() {
+func (r *modelSide) clean() {
 	b, x, w := &r.dirty, r.x, r.work
 	for i := b.Lo; i < b.Hi; i++ {
 		for _, j := range b.Features {
@@ -449,7 +400,7 @@ func (r *resident) clean() {
 }
 
 // sameCells reports whether blocks a and b cover the same cells.
-func sameCells(a, b *tempora.Block) bool {
+func sameCells(a, b *resident.Block) bool {
 	return a.Lo == b.Lo && a.Hi == b.Hi && a.Start == b.Start && a.End == b.End && slices.Equal(a.Features, b.Features)
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // BenchmarkDrawTransport measures what one permutation draw costs through
@@ -14,9 +14,9 @@ import (
 // 1000 × 40 × 20, 6400 × 30 × 50 and 500 × 100 × 200. A draw perturbs one
 // feature over the whole sequence (M × L cells).
 //
-//   - whole: the draw as protocol version 1 sends it, the whole perturbed
-//     tensor (Predict).
-//   - blocks: the draw as version 2 sends it, the perturbed block alone
+//   - whole: the draw as a plain request, the whole perturbed tensor
+//     (Predict; how every draw went before the data was held).
+//   - blocks: the draw as a block request, the perturbed block alone
 //     (PredictBlocks on resident data), as many draws per call as the
 //     explainer packs without a batch limit (explain.DefaultPackRows rows).
 //
@@ -63,9 +63,9 @@ func BenchmarkDrawTransport(b *testing.B) {
 			k := max(1, (1<<14)/sh.m)
 			vals := make([]float64, sh.m*sh.l)
 			copy(vals, x.Data)
-			blocks := make([]tempora.Block, k)
+			blocks := make([]resident.Block, k)
 			for i := range blocks {
-				blocks[i] = tempora.Block{Lo: 0, Hi: sh.m, Features: []int{i % sh.d}, Start: 0, End: sh.l - 1, Values: vals}
+				blocks[i] = resident.Block{Lo: 0, Hi: sh.m, Features: []int{i % sh.d}, Start: 0, End: sh.l - 1, Values: vals}
 			}
 			pred := make([]float64, k*sh.m)
 			// The resident data goes once, before the timing.

@@ -5,25 +5,22 @@ package procmodel
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"io"
-	"math"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
 )
 
-// serveV2 is the model side of a version 2 connection for tests: resident
-// data and block requests, with the values inline or in shared, parsed by
-// the code Serve uses.
-func serveV2(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
-	return serveHeld(rw, shared, m, []byte{'T', 'M', 'P', 'H', 2, 0, 0, 0}, nil, nil)
+// serveBlocks is the model side of a connection for tests: resident data
+// and block requests, with the values inline or in shared, parsed by the
+// code Serve uses.
+func serveBlocks(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
+	return serveHeld(rw, shared, m, appendHello(nil, nil), nil, nil)
 }
 
-// serveHeld is serveV2 with the hello frame hello, holding pre (if not
+// serveHeld is serveBlocks with the hello frame hello, holding pre (if not
 // nil) as its resident data from the start, and counting the resident
 // data frames it receives in frames (if not nil).
 func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []byte, pre *tempora.Tensor, frames *atomic.Int32) error {
@@ -34,12 +31,11 @@ func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []by
 	br := bufio.NewReader(rw)
 	bw := bufio.NewWriter(rw)
 	var (
-		res  resident
+		res  modelSide
 		out  []byte
 		hdr  [blocksHeaderSize]byte
 		pred []float64
 	)
-	res.announced = binary.LittleEndian.Uint32(hello[4:])
 	if pre != nil {
 		res.x, res.work, res.seen = pre, pre.Clone(), make([]int, pre.D)
 	}
@@ -80,13 +76,13 @@ func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []by
 				return err
 			}
 		default:
-			writeError(bw, "serveV2: unexpected frame "+string(hdr[:4]))
+			writeError(bw, "serveBlocks: unexpected frame "+string(hdr[:4]))
 			return nil
 		}
 	}
 }
 
-// attachServed2 returns a Conn to serveV2 serving m in a goroutine, with a
+// attachServed2 returns a Conn to serveBlocks serving m in a goroutine, with a
 // shared buffer of sharedBytes (none if 0).
 func attachServed2(t *testing.T, m tempora.Model, sharedBytes int, opts Options) (*Conn, []byte) {
 	t.Helper()
@@ -98,7 +94,7 @@ func attachServed2(t *testing.T, m tempora.Model, sharedBytes int, opts Options)
 	if sharedBytes > 0 {
 		buf, shared = sharedFile(t, sharedBytes)
 	}
-	go serveV2(theirs, shared, m)
+	go serveBlocks(theirs, shared, m)
 	c, err := Attach(context.Background(), ours, buf, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -133,17 +129,5 @@ func TestConnBlocks(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestConnVersionOneRefusesNaN checks the refusal of missing values for a
-// version 1 model over a connection.
-func TestConnVersionOneRefusesNaN(t *testing.T) {
-	c, _ := attachServed(t, sumModel, 0, Options{})
-	x := randomTensor(2, 1, 2, "nan")
-	x.Data[3] = math.NaN()
-	err := c.Predict(make([]float64, 2), x)
-	if err == nil || !strings.Contains(err.Error(), "protocol version 1, which cannot carry missing values") {
-		t.Errorf("got %v", err)
 	}
 }

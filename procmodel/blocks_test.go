@@ -8,16 +8,18 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // testBlocks returns blocks of x of every shape: one row, many rows, one
 // feature, several features in any order, one timestep, the whole range,
 // with values drawn from the stream key.
-func testBlocks(x *tempora.Tensor, key string) []tempora.Block {
+func testBlocks(x *tempora.Tensor, key string) []resident.Block {
 	rng := tempora.NewRand(5, key)
-	spec := []tempora.Block{
+	spec := []resident.Block{
 		{Lo: 0, Hi: x.M, Features: []int{0}, Start: 0, End: x.L - 1},
 		{Lo: 1, Hi: 2, Features: []int{x.D - 1, 0}, Start: 1, End: 1},
 		{Lo: 2, Hi: x.M - 1, Features: []int{1}, Start: 2, End: x.L - 1},
@@ -35,7 +37,7 @@ func testBlocks(x *tempora.Tensor, key string) []tempora.Block {
 
 // blocksWant returns what m predicts for the blocks applied to x one at a
 // time.
-func blocksWant(m tempora.Model, x *tempora.Tensor, blocks []tempora.Block) []float64 {
+func blocksWant(m tempora.Model, x *tempora.Tensor, blocks []resident.Block) []float64 {
 	var out []float64
 	for k := range blocks {
 		w := x.Clone()
@@ -47,7 +49,7 @@ func blocksWant(m tempora.Model, x *tempora.Tensor, blocks []tempora.Block) []fl
 	return out
 }
 
-func rowsOf(blocks []tempora.Block) int {
+func rowsOf(blocks []resident.Block) int {
 	n := 0
 	for k := range blocks {
 		n += blocks[k].Rows()
@@ -55,7 +57,7 @@ func rowsOf(blocks []tempora.Block) int {
 	return n
 }
 
-// TestBlocksRoundTrip sends blocks of two resident tensors to a version 2
+// TestBlocksRoundTrip sends blocks of two resident tensors to a
 // child (procmodel.Serve) in one request and in requests cut by MaxBatch,
 // and checks the predictions bit for bit.
 func TestBlocksRoundTrip(t *testing.T) {
@@ -64,8 +66,8 @@ func TestBlocksRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Version() != Version || m.BatchLimit() != maxBatch {
-			t.Errorf("version %d, batch limit %d; want %d and %d", m.Version(), m.BatchLimit(), Version, maxBatch)
+		if m.BatchLimit() != maxBatch {
+			t.Errorf("batch limit %d, want %d", m.BatchLimit(), maxBatch)
 		}
 		for _, key := range []string{"a", "b", "a", "repeat"} {
 			x := randomTensor(7, 4, 6, key)
@@ -79,7 +81,7 @@ func TestBlocksRoundTrip(t *testing.T) {
 				b0, b1 := blocks[0], blocks[1]
 				b0b := b0
 				b0b.Values = append([]float64(nil), blocks[3].Values[:len(b0.Values)]...)
-				blocks = []tempora.Block{b0, b0b, b0, b1, b0b}
+				blocks = []resident.Block{b0, b0b, b0, b1, b0b}
 			}
 			got := make([]float64, rowsOf(blocks))
 			if err := m.PredictBlocks(got, x, blocks); err != nil {
@@ -91,7 +93,7 @@ func TestBlocksRoundTrip(t *testing.T) {
 					t.Fatalf("max batch %d, tensor %s, prediction %d: got %v, want %v", maxBatch, key, i, got[i], want[i])
 				}
 			}
-			// Plain requests stay valid in version 2.
+			// Plain requests stay valid beside block requests.
 			p := make([]float64, x.M)
 			if err := m.Predict(p, x); err != nil {
 				t.Fatal(err)
@@ -103,54 +105,25 @@ func TestBlocksRoundTrip(t *testing.T) {
 	}
 }
 
-// TestVersionOne checks that a version 1 child is served as before for
-// complete data, that a batch with a missing value is refused before it is
-// sent with an error naming the protocol and the fix, and that it cannot
-// hold data.
-func TestVersionOne(t *testing.T) {
-	m, err := startHelper(t, "v1", Options{})
-	if err != nil {
-		t.Fatal(err)
+// TestVersionOneRefused checks that a model side of protocol version 1 is
+// refused at start, as soon as its hello's version is read (it sends no
+// more than those 8 bytes), with an error that says how to upgrade it.
+func TestVersionOneRefused(t *testing.T) {
+	_, err := startHelper(t, "v1", Options{StartTimeout: time.Minute})
+	if !errors.Is(err, ErrProtocol) {
+		t.Fatalf("Start: %v, want ErrProtocol", err)
 	}
-	defer m.Close()
-	if m.Version() != 1 {
-		t.Fatalf("version %d, want 1", m.Version())
-	}
-	x := randomTensor(5, 2, 3, "v1")
-	got, want := make([]float64, 5), make([]float64, 5)
-	if err := m.Predict(got, x); err != nil {
-		t.Fatal(err)
-	}
-	sumModel(want, x)
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("instance %d: got %v, want %v", i, got[i], want[i])
+	for _, s := range []string{"protocol version 1", "no longer serves", "update it to version 2", "tempora.serve", "procmodel.Serve"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %v, want it to mention %q", err, s)
 		}
-	}
-	y := x.Clone()
-	y.Data[y.Index(3, 1, 2)] = math.NaN()
-	err = m.Predict(got, y)
-	for _, s := range []string{"instance 3, feature 1, timestep 2", "protocol version 1", "cannot carry missing values", "tempora.serve", "procmodel.Serve"} {
-		if err == nil || !strings.Contains(err.Error(), s) {
-			t.Errorf("NaN for a version 1 model: error %v, want it to mention %q", err, s)
-		}
-	}
-	if err := m.Hold(x); !errors.Is(err, tempora.ErrNotResident) {
-		t.Errorf("Hold on a version 1 model: %v, want ErrNotResident", err)
-	}
-	if err := m.PredictBlocks(make([]float64, 1), x, []tempora.Block{{Lo: 0, Hi: 1, Features: []int{0}, Start: 0, End: 0, Values: []float64{1}}}); !errors.Is(err, tempora.ErrNotResident) {
-		t.Errorf("PredictBlocks on a version 1 model: %v, want ErrNotResident", err)
-	}
-	// Refusals do not break the model.
-	if err := m.Predict(got, x); err != nil {
-		t.Errorf("after the refusals: %v", err)
 	}
 }
 
-// TestMissingValuesReachVersionTwo checks that NaN reaches a version 2
-// model, in plain and block requests, and that the model's own error about
-// them is shown.
-func TestMissingValuesReachVersionTwo(t *testing.T) {
+// TestMissingValuesReachTheModel checks that NaN reaches the model, in
+// plain and block requests, and that the model's own error about them is
+// shown.
+func TestMissingValuesReachTheModel(t *testing.T) {
 	m, err := startHelper(t, "count-nan", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +139,7 @@ func TestMissingValuesReachVersionTwo(t *testing.T) {
 	if got[0] != 0 || got[1] != 2 || got[2] != 0 {
 		t.Errorf("NaN counts %v, want [0 2 0]", got)
 	}
-	b := []tempora.Block{{Lo: 2, Hi: 3, Features: []int{0}, Start: 0, End: 1, Values: []float64{math.NaN(), 1}}}
+	b := []resident.Block{{Lo: 2, Hi: 3, Features: []int{0}, Start: 0, End: 1, Values: []float64{math.NaN(), 1}}}
 	if err := m.PredictBlocks(got[:1], x, b); err != nil || got[0] != 1 {
 		t.Errorf("block with a NaN: %v, %v; want 1 missing value", got[0], err)
 	}
@@ -227,8 +200,8 @@ func TestServeHostileBlocks(t *testing.T) {
 		want  string // in the error answer; "" for none (cut short)
 	}{
 		{"blocks before resident data", blocks(1, 1, 1, 0, 0, u32s(0, 1, 0, 0, 1, 0), f64s(1)), "before any resident data"},
-		{"resident data of version 1", hostileFrame(residentMagic, []uint32{1, 1, 1, 1, 0, 0, 0}, f64s(1)), "needs version 2"},
-		{"resident data of version 3", hostileFrame(residentMagic, []uint32{3, 1, 1, 1, 0, 0, 0}, f64s(1)), "protocol version 3"},
+		{"resident data of version 1", hostileFrame(residentMagic, []uint32{1, 1, 1, 1, 0, 0, 0}, f64s(1)), "protocol version 1, want 2"},
+		{"resident data of version 3", hostileFrame(residentMagic, []uint32{3, 1, 1, 1, 0, 0, 0}, f64s(1)), "protocol version 3, want 2"},
 		{"huge resident data", hostileFrame(residentMagic, []uint32{2, 1 << 20, 1 << 10, 1 << 10, 0, 0, 0}), "more than"},
 		{"empty resident data", hostileFrame(residentMagic, []uint32{2, 0, 1, 1, 0, 0, 0}), "at least 1"},
 		{"resident data in a missing buffer", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 1, 0, 0}), "do not fit the shared buffer (0 bytes)"},
@@ -236,7 +209,8 @@ func TestServeHostileBlocks(t *testing.T) {
 		{"resident data inline with an offset", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 0, 8, 0}), "offset 8"},
 		{"resident data cut short", hostileFrame(residentMagic, []uint32{2, 1 << 16, 1 << 10, 1, 0, 0, 0}, f64s(1, 2)), ""},
 		{"resident header cut short", hostileFrame(residentMagic, []uint32{2, 1, 1, 1, 0}), ""},
-		{"block request of version 1", append(resident, hostileFrame(blocksMagic, []uint32{1, 1, 1, 1, 0, 0, 0})...), "protocol version 1"},
+		{"block request of version 1", append(resident, hostileFrame(blocksMagic, []uint32{1, 1, 1, 1, 0, 0, 0})...), "protocol version 1, want 2"},
+		{"block request of version 3", append(resident, hostileFrame(blocksMagic, []uint32{3, 1, 1, 1, 0, 0, 0})...), "protocol version 3, want 2"},
 		{"no blocks", append(resident, blocks(0, 1, 1, 0, 0)...), "0 blocks"},
 		{"too many blocks", append(resident, blocks(1<<30, 1<<30, 1<<30, 0, 0)...), "blocks, want 1 to"},
 		{"fewer rows than blocks", append(resident, blocks(2, 1, 2, 0, 0)...), "announces 1 rows"},
@@ -289,24 +263,24 @@ func TestServeHostileBlocks(t *testing.T) {
 // TestCheckBlocks checks the sending side's validation.
 func TestCheckBlocks(t *testing.T) {
 	x := randomTensor(3, 2, 4, "check")
-	ok := tempora.Block{Lo: 0, Hi: 2, Features: []int{1}, Start: 1, End: 2, Values: make([]float64, 4)}
-	bad := func(f func(b *tempora.Block)) tempora.Block { b := ok; f(&b); return b }
+	ok := resident.Block{Lo: 0, Hi: 2, Features: []int{1}, Start: 1, End: 2, Values: make([]float64, 4)}
+	bad := func(f func(b *resident.Block)) resident.Block { b := ok; f(&b); return b }
 	for _, tc := range []struct {
-		b    tempora.Block
+		b    resident.Block
 		want string
 	}{
-		{bad(func(b *tempora.Block) { b.Hi = 4 }), "rows [0, 4)"},
-		{bad(func(b *tempora.Block) { b.Features = []int{2} }), "feature 2"},
-		{bad(func(b *tempora.Block) { b.Features = []int{1, 1}; b.Values = make([]float64, 8) }), "twice"},
-		{bad(func(b *tempora.Block) { b.End = 4 }), "window [1, 4]"},
-		{bad(func(b *tempora.Block) { b.Values = b.Values[:3] }), "holds 3 values"},
+		{bad(func(b *resident.Block) { b.Hi = 4 }), "rows [0, 4)"},
+		{bad(func(b *resident.Block) { b.Features = []int{2} }), "feature 2"},
+		{bad(func(b *resident.Block) { b.Features = []int{1, 1}; b.Values = make([]float64, 8) }), "twice"},
+		{bad(func(b *resident.Block) { b.End = 4 }), "window [1, 4]"},
+		{bad(func(b *resident.Block) { b.Values = b.Values[:3] }), "holds 3 values"},
 	} {
-		_, _, err := checkBlocks(make([]float64, tc.b.Rows()), x, []tempora.Block{tc.b})
+		_, _, err := checkBlocks(make([]float64, tc.b.Rows()), x, []resident.Block{tc.b})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("block %+v: %v, want %q", tc.b, err, tc.want)
 		}
 	}
-	if _, _, err := checkBlocks(make([]float64, 1), x, []tempora.Block{ok}); err == nil || !strings.Contains(err.Error(), "1 predictions requested for blocks of 2 rows") {
+	if _, _, err := checkBlocks(make([]float64, 1), x, []resident.Block{ok}); err == nil || !strings.Contains(err.Error(), "1 predictions requested for blocks of 2 rows") {
 		t.Errorf("wrong dst length: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Shared requests (see docs/protocol.md, "Connections and shared buffers"):
@@ -63,10 +64,9 @@ type Conn struct {
 	pending chan *connCall // requests written, awaiting their answers in order
 	reader  chan struct{}  // closed when the answer reader has returned
 
-	version uint32          // the protocol version of the model's hello
-	held    *tempora.Tensor // the model's resident data; guarded by wmu
+	held *tempora.Tensor // the model's resident data; guarded by wmu
 	// start is what the hello said about data the model holds from the
-	// start (version 3); sent records that resident data has been sent,
+	// start; sent records that resident data has been sent,
 	// replacing it. Both guarded by wmu.
 	start heldData
 	sent  bool
@@ -90,7 +90,7 @@ type connCall struct {
 	done chan error
 }
 
-var _ tempora.BlockModel = (*Conn)(nil)
+var _ HeldMember = (*Conn)(nil)
 
 // Attach returns a Conn over sock, a connected stream socket (such as an
 // inherited socketpair end), optionally with the shared buffer file shared
@@ -160,7 +160,7 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
 	var err error
-	c.version, c.start, err = readHello(r, connEOF)
+	c.start, err = readHello(r, connEOF)
 	err = c.cause(err, opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
@@ -176,19 +176,11 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 // slotBytes is the size of each request slot of the shared buffer.
 func (c *Conn) slotBytes() int { return len(c.shared) / connDepth &^ 7 }
 
-// SharedSize returns the size in bytes of the shared buffer, 0 without one.
-// Batches of up to half of it (connections keep two requests in flight)
-// cross through it.
-func (c *Conn) SharedSize() int { return len(c.shared) }
-
 // Predict writes the model's predictions for x into dst, which must have
 // length x.M. It implements tempora.Model. An empty batch is answered
 // without calling the model.
 func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := checkBatch(dst, x); err != nil {
-		return err
-	}
-	if err := refuseMissing(x, c.version, c.name); err != nil {
 		return err
 	}
 	if err := c.sticky(); err != nil {
@@ -236,14 +228,14 @@ func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
 		var h [sharedRequestHeaderSize]byte
 		copy(h[:], sharedRequestMagic)
 		le := binary.LittleEndian
-		le.PutUint32(h[4:], c.version)
+		le.PutUint32(h[4:], Version)
 		le.PutUint32(h[8:], uint32(x.M))
 		le.PutUint32(h[12:], uint32(x.D))
 		le.PutUint32(h[16:], uint32(x.L))
 		le.PutUint64(h[20:], uint64(offset))
 		_, err = c.conn.Write(h[:])
 	} else {
-		c.wbuf, err = writeRequest(c.conn, c.wbuf, x, c.version)
+		c.wbuf, err = writeRequest(c.conn, c.wbuf, x)
 	}
 	if err != nil {
 		err = c.fail(c.cause(fmt.Errorf("%w while receiving a batch of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
@@ -256,36 +248,24 @@ func (c *Conn) call(dst []float64, x *tempora.Tensor) error {
 	return <-cl.done
 }
 
-// Version returns the protocol version the model announced.
-func (c *Conn) Version() int { return int(c.version) }
+// Hold implements resident.Model. The data is sent with the first
+// PredictBlocks call on it, unless the model holds it from the start.
+func (c *Conn) Hold(x *tempora.Tensor) error { return nil }
 
-// Hold implements tempora.BlockModel: it returns an error wrapping
-// tempora.ErrNotResident for a model that speaks protocol version 1. The
-// data is sent with the first PredictBlocks call on it.
-func (c *Conn) Hold(x *tempora.Tensor) error {
-	if c.version < versionNaN {
-		return notResident(c.name, c.version)
-	}
-	return nil
-}
-
-// BatchLimit implements tempora.BlockModel: Options.MaxBatch.
+// BatchLimit implements resident.Model: Options.MaxBatch.
 func (c *Conn) BatchLimit() int { return c.opts.MaxBatch }
 
-// PredictBlocks implements tempora.BlockModel. It sends x to the model as
+// PredictBlocks implements resident.Model. It sends x to the model as
 // resident data when the model does not hold it yet (in front of the first
 // block request on it), then the blocks in requests of at most
 // Options.MaxBatch rows, whose values cross through the shared buffer when
 // they fit a request slot.
-func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
 	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
 		return err
 	}
 	if err := c.sticky(); err != nil {
 		return err
-	}
-	if c.version < versionNaN {
-		return notResident(c.name, c.version)
 	}
 	if len(blocks) == 0 {
 		return nil
@@ -293,28 +273,31 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.
 	if err := c.hold(x); err != nil {
 		return err
 	}
-	return splitBlocks(dst, blocks, c.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
+	return splitBlocks(dst, blocks, c.opts.MaxBatch, func(dst []float64, blocks []resident.Block) error {
 		return c.callBlocks(dst, x, blocks)
 	})
 }
 
-// PredictBlocksFilled implements tempora.BlockFiller: when the blocks'
+// PredictBlocksFilled implements resident.Model: when the blocks'
 // values fit a request slot of the shared buffer (and no batch limit cuts
 // them), fill writes them straight into the slot, and the block request
 // refers to them there; otherwise fill writes into scratch and the call
 // goes as PredictBlocks.
-func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
+func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
 	if len(blocks) == 0 {
 		_, _, err := checkBlocks(dst, x, nil)
 		return err
 	}
-	filled, vals := tempora.FilledBlocks(blocks, scratch)
+	filled, vals := resident.Filled(blocks, scratch)
 	rows, n, err := checkBlocks(dst, x, filled)
 	if err != nil {
 		return err
 	}
-	if !littleEndian || 8*n > c.slotBytes() || (c.opts.MaxBatch > 0 && rows > c.opts.MaxBatch) || c.version < versionNaN {
-		return fillScratch(c, dst, x, filled, vals, fill)
+	if !littleEndian || 8*n > c.slotBytes() || (c.opts.MaxBatch > 0 && rows > c.opts.MaxBatch) {
+		if err := fill(vals); err != nil {
+			return err
+		}
+		return c.PredictBlocks(dst, x, filled)
 	}
 	if err := c.sticky(); err != nil {
 		return err
@@ -327,7 +310,7 @@ func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []te
 
 // callBlocksFilled is callBlocks with the values written by fill into the
 // request slot.
-func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, rows, vals int, fill func([]float64) error) error {
+func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, rows, vals int, fill func([]float64) error) error {
 	slot := <-c.slots
 	defer func() { c.slots <- slot }()
 	offset := slot * c.slotBytes()
@@ -338,18 +321,15 @@ func (c *Conn) callBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempo
 		}
 	}
 	return c.sendBlocks(dst, x, len(blocks), rows, func() (err error) {
-		c.wbuf, err = writeBlocksHeader(c.conn, c.wbuf, blocks, rows, vals, c.version, offset)
+		c.wbuf, err = writeBlocksHeader(c.conn, c.wbuf, blocks, rows, vals, offset)
 		return err
 	})
 }
 
 // holds reports whether the model holds x as its resident data: x was
-// sent, or the model holds it from the start (version 3) and nothing
+// sent, or the model holds it from the start (its hello) and nothing
 // replaced it.
 func (c *Conn) holds(x *tempora.Tensor) bool {
-	if c.version < versionNaN {
-		return false
-	}
 	c.hmu.Lock()
 	defer c.hmu.Unlock()
 	c.wmu.Lock()
@@ -410,7 +390,7 @@ func (c *Conn) hold(x *tempora.Tensor) error {
 		c.conn.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
 	}
 	var err error
-	if c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, offset); err != nil {
+	if c.wbuf, err = writeResident(c.conn, c.wbuf, x, offset); err != nil {
 		err = c.fail(c.cause(fmt.Errorf("%w while receiving resident data of %d instances: %w", ErrExited, x.M, connEOF(err)), c.opts.Timeout))
 		c.wmu.Unlock()
 		return err
@@ -439,7 +419,7 @@ func (c *Conn) sendBlocks(dst []float64, x *tempora.Tensor, n, rows int, write f
 	if c.held != x {
 		cl.hold = true
 		c.held, c.sent = x, true
-		c.wbuf, err = writeResident(c.conn, c.wbuf, x, c.version, -1)
+		c.wbuf, err = writeResident(c.conn, c.wbuf, x, -1)
 	}
 	if err == nil {
 		err = write()
@@ -457,7 +437,7 @@ func (c *Conn) sendBlocks(dst []float64, x *tempora.Tensor, n, rows int, write f
 
 // callBlocks sends one block request (and the resident data before it if
 // the model does not hold x) and waits for its answer.
-func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
 	rows, vals, _ := checkBlocks(dst, x, blocks)
 	slot := <-c.slots
 	defer func() { c.slots <- slot }()
@@ -467,7 +447,7 @@ func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Blo
 		shared = c.shared[offset : offset+8*vals]
 	}
 	return c.sendBlocks(dst, x, len(blocks), rows, func() (err error) {
-		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, c.version, shared, offset)
+		c.wbuf, err = writeBlocks(c.conn, c.wbuf, blocks, rows, vals, shared, offset)
 		return err
 	})
 }

@@ -67,7 +67,7 @@ type connServer struct {
 
 func (s *connServer) serve(rw io.ReadWriteCloser, m tempora.Model) error {
 	defer rw.Close()
-	if _, err := rw.Write([]byte{'T', 'M', 'P', 'H', 1, 0, 0, 0}); err != nil {
+	if _, err := rw.Write(appendHello(nil, nil)); err != nil {
 		return err
 	}
 	br := bufio.NewReader(rw)
@@ -198,7 +198,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("closed connection", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		go func() {
-			theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+			theirs.Write(appendHello(nil, nil))
 			io.ReadFull(theirs, make([]byte, requestHeaderSize))
 			theirs.Close()
 		}()
@@ -214,7 +214,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		defer theirs.Close()
-		theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+		theirs.Write(appendHello(nil, nil))
 		c, err := Attach(context.Background(), ours, nil, Options{Timeout: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +244,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		defer theirs.Close()
-		theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+		theirs.Write(appendHello(nil, nil))
 		ctx, cancel := context.WithCancel(context.Background())
 		c, err := Attach(ctx, ours, nil, Options{})
 		if err != nil {
@@ -306,7 +306,7 @@ func TestConnPipelines(t *testing.T) {
 	ours, theirs := socketPair(t)
 	go func() {
 		defer theirs.Close()
-		theirs.Write([]byte("TMPH\x01\x00\x00\x00"))
+		theirs.Write(appendHello(nil, nil))
 		br := bufio.NewReader(theirs)
 		for {
 			var xs [2]*tempora.Tensor

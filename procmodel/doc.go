@@ -7,27 +7,32 @@
 // The parent writes requests to the child's standard input and reads answers
 // from its standard output; the child's standard error is passed through. All
 // integers are little-endian uint32, all values little-endian IEEE-754
-// float64. docs/protocol.md is the full specification; in short:
+// float64. The protocol has one version, Version (2), carried by every
+// frame. docs/protocol.md is the full specification; in short:
 //
-//	hello    (child, once, when ready)  "TMPH" version
-//	request  (parent)                   "TMPQ" version M D L, then M·D·L values
+//	hello    (child, once, when ready)  "TMPH" 2 H M D L CRC: H = 1 when the child
+//	                                    holds data of shape M×D×L and CRC-32 CRC
+//	                                    from the start, else H = M = D = L = CRC = 0
+//	request  (parent)                   "TMPQ" 2 M D L, then M·D·L values
 //	                                    in row-major order: (i, j, t) at (i·D+j)·L+t
 //	answer   (child)                    "TMPR" 0 M, then M predictions, or
 //	                                    "TMPR" 1 n, then an n-byte UTF-8 error message
-//	resident (parent, version 2)        "TMPD" 2 M D L S offset, then M·D·L values
+//	resident (parent)                   "TMPD" 2 M D L S offset, then M·D·L values
 //	                                    (S = 0) or none (S = 1: shared buffer);
 //	                                    answered with "TMPR" 0 0
-//	blocks   (parent, version 2)        "TMPP" 2 K R V S offset, K block descriptors
+//	blocks   (parent)                   "TMPP" 2 K R V S offset, K block descriptors
 //	                                    (lo hi start end F, then F features), then
 //	                                    V values (S = 0) or none (S = 1: shared buffer);
 //	                                    answered with R predictions
 //	shutdown (parent)                   closes the child's standard input
 //
 // Predictions are probabilities of class 1 for classification and real
-// values for regression. Version is 2; models that announce version 1 are
-// served with version 1 requests, and a batch holding a missing value (NaN)
-// is refused for them before it is sent. Model, Conn and Pool implement
-// tempora.BlockModel for version 2 models: the data is sent once, then
+// values for regression; values may be NaN (missing). A model that
+// announces another version is refused at start (ErrProtocol), a model
+// side of version 1 with a message saying how to upgrade it (serve it with
+// the current Python package's tempora.serve or with Serve). Model, Conn
+// and a Pool of them hold data (resident.Model; Pool.Held): the data is
+// sent once, or not at all when the hello says the child holds it, then
 // each draw of an explainer as the block it perturbs.
 //
 // # Use
@@ -43,9 +48,10 @@
 // and the tail of its standard error; the process group is then killed and
 // the Model returns that error from then on. Close ends the child.
 //
-// StartPool starts several copies of a command as a Pool, which hands each
-// Predict call, whole, to an idle copy, so that they answer in parallel; the
-// results do not depend on the number of copies. Attach (and AttachFD, for
+// StartPool starts several copies of a command as a Pool (NewHeldPool
+// makes one of connections), which hands each call, whole, to an idle
+// copy, so that they answer in parallel; the results do not depend on the
+// number of copies. Attach (and AttachFD, for
 // inherited file descriptors) presents a model that is already running, on
 // the other end of a connected socket, as a Conn: the same frames, up to two
 // requests in flight, and optionally a shared memory buffer that carries the

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // fillFrom returns a fill function writing the values of blocks (in
 // order) into the slice it gets.
-func fillFrom(blocks []tempora.Block) func([]float64) error {
+func fillFrom(blocks []resident.Block) func([]float64) error {
 	return func(v []float64) error {
 		at := 0
 		for _, b := range blocks {
@@ -36,13 +36,13 @@ func TestConnFilled(t *testing.T) {
 		for _, pooled := range []bool{false, true} {
 			t.Run(tc.name+map[bool]string{true: " pool", false: ""}[pooled], func(t *testing.T) {
 				c, _ := attachServed2(t, sumModel, tc.sharedBytes, Options{MaxBatch: tc.maxBatch})
-				var m tempora.BlockFiller = c
+				var m resident.Model = c
 				if pooled {
-					p, err := NewPool(c)
+					p, err := NewHeldPool(c)
 					if err != nil {
 						t.Fatal(err)
 					}
-					m = p
+					m = p.Held()
 				}
 				x := randomTensor(6, 3, 5, "filled")
 				blocks := testBlocks(x, "filled")
@@ -54,7 +54,7 @@ func TestConnFilled(t *testing.T) {
 				for i := range scratch {
 					scratch[i] = -7
 				}
-				descs := make([]tempora.Block, len(blocks))
+				descs := make([]resident.Block, len(blocks))
 				for k, b := range blocks {
 					b.Values = nil
 					descs[k] = b

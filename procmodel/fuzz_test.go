@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Fuzz targets of the two directions of the protocol: Serve reading
@@ -45,16 +46,17 @@ func FuzzServe(f *testing.F) {
 	f.Add(requestHeader(0, 2, 3))
 	f.Add(requestHeader(1<<11, 1<<10, 1<<10))
 	f.Add(append(requestHeader(2, 1, 1), make([]byte, 12)...))
-	// Version 2: resident data, then a block request; a version 1 request.
+	// Resident data, then a block request; a request of version 1, which
+	// is refused.
 	x := randomTensor(2, 2, 3, "fuzz2")
 	var blocks bytes.Buffer
-	writeResident(&blocks, nil, x, Version, -1)
-	b := []tempora.Block{{Lo: 0, Hi: 2, Features: []int{1}, Start: 0, End: 2, Values: make([]float64, 6)}}
-	writeBlocks(&blocks, nil, b, 2, 6, Version, nil, 0)
+	writeResident(&blocks, nil, x, -1)
+	b := []resident.Block{{Lo: 0, Hi: 2, Features: []int{1}, Start: 0, End: 2, Values: make([]float64, 6)}}
+	writeBlocks(&blocks, nil, b, 2, 6, nil, 0)
 	f.Add(blocks.Bytes())
-	var v1 bytes.Buffer
-	writeRequest(&v1, nil, x, 1)
-	f.Add(v1.Bytes())
+	v1 := requestStream(x)
+	binary.LittleEndian.PutUint32(v1[4:], 1)
+	f.Add(v1)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
 		var err error
@@ -76,7 +78,7 @@ func FuzzServe(f *testing.F) {
 				break
 			}
 			if len(r) >= 4 && (string(r[:4]) == residentMagic || string(r[:4]) == blocksMagic) {
-				// Version 2's frames are checked by TestServeHostileBlocks
+				// These frames are checked by TestServeHostileBlocks
 				// and the round trips; here only the properties above
 				// (no panic, bounded memory, one-line errors) hold.
 				return
@@ -84,7 +86,7 @@ func FuzzServe(f *testing.F) {
 			if len(r) < requestHeaderSize || string(r[:4]) != requestMagic {
 				break
 			}
-			if v := binary.LittleEndian.Uint32(r[4:]); v < OldestVersion || v > Version {
+			if binary.LittleEndian.Uint32(r[4:]) != Version {
 				break
 			}
 			m, d, l := uint64(binary.LittleEndian.Uint32(r[8:])), uint64(binary.LittleEndian.Uint32(r[12:])), uint64(binary.LittleEndian.Uint32(r[16:]))
@@ -106,8 +108,8 @@ func FuzzServe(f *testing.F) {
 		}
 
 		o := out.Bytes()
-		if len(o) < helloSize || string(o[:4]) != helloMagic || binary.LittleEndian.Uint32(o[4:]) != Version {
-			t.Fatalf("output does not start with the hello frame: %q", o)
+		if len(o) < helloSize || !bytes.Equal(o[:helloSize], appendHello(nil, nil)) {
+			t.Fatalf("output does not start with the hello frame of a model side holding no data: %q", o)
 		}
 		o = o[helloSize:]
 		for k, pred := range want {
@@ -189,6 +191,81 @@ func FuzzReadAnswer(f *testing.F) {
 			if math.Float64bits(p) != binary.LittleEndian.Uint64(in[responseHeaderSize+8*i:]) {
 				t.Fatalf("prediction %d decoded as %v", i, p)
 			}
+		}
+	})
+}
+
+// countingReader is a reader that counts the bytes read from it.
+type countingReader struct {
+	r *bytes.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// FuzzReadHello feeds tempora's side an arbitrary hello frame. Properties:
+// no panic; every error wraps exactly one of ErrExited and ErrProtocol and
+// is one line; a hello of another version than 2 is refused having read
+// its first 8 bytes only (an old model side sends no more, and waits), and
+// version 1 with an upgrade hint; success means the input starts with a
+// hello of version 2 whose held data fields are consistent (H = 0 and
+// zeros, or H = 1 and a usable shape), decoded as written, having read
+// exactly its 28 bytes.
+func FuzzReadHello(f *testing.F) {
+	f.Add(appendHello(nil, nil))
+	f.Add(appendHello(nil, randomTensor(3, 2, 4, "hello")))
+	f.Add(appendHello(nil, nil)[:helloHeadSize])
+	for _, v := range []uint32{1, 3, 99} {
+		h := appendHello(nil, randomTensor(2, 2, 2, "hello"))
+		binary.LittleEndian.PutUint32(h[4:], v)
+		f.Add(h)
+	}
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 2, 1, 1, 1, 0}))
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 0, 1, 0, 0, 0}))
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 1, 1 << 20, 1 << 10, 1 << 10, 0}))
+	f.Add([]byte("Loading model...\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := &countingReader{r: bytes.NewReader(in)}
+		held, err := readHello(r, eofText)
+		le := binary.LittleEndian
+		version := uint32(0)
+		if len(in) >= helloHeadSize {
+			version = le.Uint32(in[4:])
+		}
+		if err != nil {
+			kinds := 0
+			for _, e := range []error{ErrExited, ErrProtocol} {
+				if errors.Is(err, e) {
+					kinds++
+				}
+			}
+			if kinds != 1 || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error %q: wraps %d of ErrExited and ErrProtocol (want 1), or spans lines", err, kinds)
+			}
+			if len(in) >= helloHeadSize && string(in[:4]) == helloMagic && version != Version {
+				if r.n != helloHeadSize {
+					t.Errorf("version %d refused after reading %d bytes, want %d", version, r.n, helloHeadSize)
+				}
+				if version == 1 && !strings.Contains(err.Error(), "procmodel.Serve") {
+					t.Errorf("version 1 refused without the upgrade hint: %v", err)
+				}
+			}
+			return
+		}
+		if len(in) < helloSize || string(in[:4]) != helloMagic || version != Version || r.n != helloSize {
+			t.Fatalf("readHello accepted %q, having read %d bytes", in, r.n)
+		}
+		h, m, d, l, crc := le.Uint32(in[8:]), le.Uint32(in[12:]), le.Uint32(in[16:]), le.Uint32(in[20:]), le.Uint32(in[24:])
+		switch {
+		case h == 0 && m|d|l|crc == 0 && !held.ok:
+		case h == 1 && held.ok && m > 0 && d > 0 && l > 0 && uint64(m)*uint64(d)*uint64(l) <= maxValues &&
+			held.m == int(m) && held.d == int(d) && held.l == int(l) && held.crc == crc:
+		default:
+			t.Fatalf("readHello accepted %q as %+v", in, held)
 		}
 	})
 }

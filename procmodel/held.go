@@ -7,18 +7,19 @@ import (
 	"unsafe"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
-// heldData is what a version 3 hello says about the data the model holds
-// from the start (docs/protocol.md, "Data the model already holds").
+// heldData is what a hello says about the data the model holds from the
+// start (docs/protocol.md, "Data the model holds from the start").
 type heldData struct {
 	ok      bool // the model holds data
 	m, d, l int
 	crc     uint32 // CRC-32 (IEEE) of the 8·m·d·l bytes of its values, little-endian float64
 }
 
-// parseHeld parses the 20 bytes after a version 3 hello's magic and
-// version: H (0 or 1), M, D, L and the CRC-32.
+// parseHeld parses the 20 bytes after a hello's magic and version: H (0 or
+// 1), M, D, L and the CRC-32.
 func parseHeld(b []byte) (heldData, error) {
 	le := binary.LittleEndian
 	h, m, d, l, crc := le.Uint32(b), le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:]), le.Uint32(b[16:])
@@ -70,15 +71,32 @@ func tensorCRC(x *tempora.Tensor) uint32 {
 	return c
 }
 
+// appendHello appends to buf the hello frame of a model side that holds x
+// from the start, or nothing (x nil).
+func appendHello(buf []byte, x *tempora.Tensor) []byte {
+	var h [helloSize]byte
+	le := binary.LittleEndian
+	copy(h[:], helloMagic)
+	le.PutUint32(h[4:], Version)
+	if x != nil {
+		le.PutUint32(h[8:], 1)
+		le.PutUint32(h[12:], uint32(x.M))
+		le.PutUint32(h[16:], uint32(x.D))
+		le.PutUint32(h[20:], uint32(x.L))
+		le.PutUint32(h[24:], tensorCRC(x))
+	}
+	return append(buf, h[:]...)
+}
+
 // predictHeld predicts x, which m holds as its resident data, through a
 // block request instead of sending x whole: one block of all rows whose
 // values are x's own at feature 0, timestep 0, so that the model predicts
 // its resident rows as they are. The predictions are those of a plain
 // request (the same rows, cut at the same batch limit).
-func predictHeld(m tempora.BlockModel, dst []float64, x *tempora.Tensor) error {
+func predictHeld(m resident.Model, dst []float64, x *tempora.Tensor) error {
 	vals := make([]float64, x.M)
 	for i := range vals {
 		vals[i] = x.Data[i*x.D*x.L]
 	}
-	return m.PredictBlocks(dst, x, []tempora.Block{{Lo: 0, Hi: x.M, Features: []int{0}, Start: 0, End: 0, Values: vals}})
+	return m.PredictBlocks(dst, x, []resident.Block{{Lo: 0, Hi: x.M, Features: []int{0}, Start: 0, End: 0, Values: vals}})
 }

@@ -15,32 +15,21 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
-// heldHello returns a version 3 hello frame saying that the model holds x
-// (or nothing, for x nil), with the CRC-32 crc (x's own when crc is nil).
+// heldHello returns a hello frame saying that the model holds x (or
+// nothing, for x nil), with the CRC-32 crc (x's own when crc is nil).
 func heldHello(x *tempora.Tensor, crc *uint32) []byte {
-	b := make([]byte, heldHelloSize)
-	copy(b, helloMagic)
-	le := binary.LittleEndian
-	le.PutUint32(b[4:], HeldVersion)
-	if x != nil {
-		c := tensorCRC(x)
-		if crc != nil {
-			c = *crc
-		}
-		le.PutUint32(b[8:], 1)
-		le.PutUint32(b[12:], uint32(x.M))
-		le.PutUint32(b[16:], uint32(x.D))
-		le.PutUint32(b[20:], uint32(x.L))
-		le.PutUint32(b[24:], c)
+	b := appendHello(nil, x)
+	if x != nil && crc != nil {
+		binary.LittleEndian.PutUint32(b[24:], *crc)
 	}
 	return b
 }
 
-// TestConnHeld checks the version 3 hand-off: a model that says it holds
-// the data receives no resident data frame, one that holds other data (a
-// different shape or CRC-32) or nothing receives it as in version 2, and
-// the predictions are the same in every case, inline and through the
-// shared buffer.
+// TestConnHeld checks the hand-off of data the model holds from the start:
+// a model that says it holds the data receives no resident data frame, one
+// that holds other data (a different shape or CRC-32) or nothing receives
+// it, and the predictions are the same in every case, inline and through
+// the shared buffer.
 func TestConnHeld(t *testing.T) {
 	x := randomTensor(6, 3, 5, "held")
 	other := x.Clone()
@@ -57,7 +46,6 @@ func TestConnHeld(t *testing.T) {
 		{"holds another shape", heldHello(randomTensor(6, 3, 4, "shape"), nil), randomTensor(6, 3, 4, "shape"), 1},
 		{"wrong CRC", heldHello(x, &badCRC), x, 1},
 		{"holds nothing", heldHello(nil, nil), nil, 1},
-		{"version 2", []byte{'T', 'M', 'P', 'H', 2, 0, 0, 0}, nil, 1},
 	} {
 		for _, sharedBytes := range []int{0, 1 << 16} {
 			t.Run(tc.name+map[bool]string{true: " shared", false: " inline"}[sharedBytes > 0], func(t *testing.T) {
@@ -149,8 +137,8 @@ func TestConnHeldReplaced(t *testing.T) {
 	}
 }
 
-// TestHelloHeldMalformed checks that a version 3 hello with an
-// inconsistent description of the held data is refused at start, naming
+// TestHelloHeldMalformed checks that a hello with an inconsistent
+// description of the held data is refused at start, naming
 // the field.
 func TestHelloHeldMalformed(t *testing.T) {
 	x := randomTensor(2, 2, 2, "m")
@@ -214,7 +202,7 @@ func (stdio) Close() error { return nil }
 
 func init() {
 	// A model program (started with -model-cmd) that holds the data
-	// heldData() from the start, in a version 3 hello, and counts on its
+	// heldTestData() from the start, in its hello, and counts on its
 	// standard error the resident data frames it gets.
 	moreHelpers["held"] = func(in io.Reader, out io.Writer) {
 		x := heldTestData()
@@ -226,7 +214,7 @@ func init() {
 
 func heldTestData() *tempora.Tensor { return randomTensor(6, 3, 5, "held child") }
 
-// TestModelHeld checks the version 3 hand-off with a model process
+// TestModelHeld checks the hand-off of held data with a model process
 // started by tempora (procmodel.Model): no resident data frame for the data
 // the child holds, one for other data, and the same predictions.
 func TestModelHeld(t *testing.T) {
@@ -241,9 +229,6 @@ func TestModelHeld(t *testing.T) {
 			m, err := startHelper(t, "held", Options{Stderr: stderr})
 			if err != nil {
 				t.Fatal(err)
-			}
-			if m.Version() != HeldVersion {
-				t.Errorf("version %d, want %d", m.Version(), HeldVersion)
 			}
 			// A plain prediction of the held data goes as a block request
 			// (the child answers no plain request).

@@ -91,12 +91,7 @@ var nanCounter = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error 
 
 func helperMain(mode string) {
 	in, out := os.Stdin, os.Stdout
-	hello := func() {
-		var h [helloSize]byte
-		copy(h[:], helloMagic)
-		binary.LittleEndian.PutUint32(h[4:], Version)
-		out.Write(h[:])
-	}
+	hello := func() { out.Write(appendHello(nil, nil)) }
 	// readRequest reads one request and returns its M (or exits at EOF).
 	br := bufio.NewReader(in)
 	readRequest := func() int {
@@ -145,37 +140,19 @@ func helperMain(mode string) {
 		hello()
 		time.Sleep(time.Hour)
 	case "old-version":
-		var h [helloSize]byte
+		var h [helloHeadSize]byte
 		copy(h[:], helloMagic)
 		binary.LittleEndian.PutUint32(h[4:], 99)
 		out.Write(h[:])
 		time.Sleep(time.Hour)
 	case "v1":
-		// A model of protocol version 1, as served before version 2.
-		var h [helloSize]byte
+		// A model side of protocol version 1: an 8-byte hello, then it
+		// waits for requests.
+		var h [helloHeadSize]byte
 		copy(h[:], helloMagic)
 		binary.LittleEndian.PutUint32(h[4:], 1)
 		out.Write(h[:])
-		for {
-			var h [requestHeaderSize]byte
-			if _, err := io.ReadFull(br, h[:]); err != nil {
-				os.Exit(0)
-			}
-			m, d, l, err := parseRequestHeader(h[:])
-			if err != nil || binary.LittleEndian.Uint32(h[4:]) != 1 {
-				fmt.Fprintln(os.Stderr, "helper: not a version 1 request:", err)
-				os.Exit(4)
-			}
-			x := &tempora.Tensor{M: m, D: d, L: l, Data: make([]float64, m*d*l)}
-			readFloats(br, nil, x.Data)
-			pred := make([]float64, m)
-			sumModel(pred, x)
-			o := binary.LittleEndian.AppendUint32([]byte(responseMagic), statusOK)
-			o = binary.LittleEndian.AppendUint32(o, uint32(m))
-			o = append(o, make([]byte, 8*m)...)
-			putFloats(o[responseHeaderSize:], pred)
-			out.Write(o)
-		}
+		time.Sleep(time.Hour)
 	case "serve-window":
 		Serve(in, out, windowModel)
 	case "count-nan":

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Errors reported by Model. Predict and Start wrap them with details (the
@@ -100,20 +101,18 @@ type Model struct {
 	exited chan struct{} // closed when cmd.Wait has returned
 	wait   error         // cmd.Wait's result, set before exited is closed
 
-	version uint32 // the protocol version of the child's hello
-
 	mu      sync.Mutex
 	err     error // sticky error; ErrClosed after Close
 	wbuf    []byte
 	rbuf    []byte
 	closed  bool
-	held    *tempora.Tensor // the child's resident data (version 2)
-	start   heldData        // the data the child holds from the start (version 3 hello)
+	held    *tempora.Tensor // the child's resident data
+	start   heldData        // the data the child holds from the start (its hello)
 	sent    bool            // resident data was sent, replacing start's
 	checked bool            // a Predict call compared its batch with start's (see holds)
 }
 
-var _ tempora.BlockModel = (*Model)(nil)
+var _ HeldMember = (*Model)(nil)
 
 // Start starts command (the program and its arguments, e.g. from
 // SplitCommand) as a child process in its own process group and waits for
@@ -124,8 +123,8 @@ var _ tempora.BlockModel = (*Model)(nil)
 // or the child exits, sends no hello frame within Options.StartTimeout
 // (Options.Timeout by default; the error then wraps ErrTimeout and says that
 // the hello frame is missing) or writes something other than a hello frame
-// of this protocol version. The error includes the tail of the child's
-// standard error.
+// of this protocol version (a model side of version 1 is told how to
+// upgrade). The error includes the tail of the child's standard error.
 func Start(ctx context.Context, command []string, opts Options) (*Model, error) {
 	if len(command) == 0 || command[0] == "" {
 		return nil, errors.New("procmodel: empty model command")
@@ -195,7 +194,7 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 	}()
 
 	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() (err error) {
-		m.version, m.start, err = readHello(m.stdout, eofText)
+		m.start, err = readHello(m.stdout, eofText)
 		return err
 	})
 	if err != nil {
@@ -207,17 +206,11 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 // Pid returns the process id of the child.
 func (m *Model) Pid() int { return m.pid }
 
-// Version returns the protocol version the child announced.
-func (m *Model) Version() int { return int(m.version) }
-
 // Predict writes the child's predictions for x into dst, which must have
 // length x.M. It implements tempora.Model. An empty batch is answered
 // without calling the child.
 func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := checkBatch(dst, x); err != nil {
-		return err
-	}
-	if err := refuseMissing(x, m.version, m.name); err != nil {
 		return err
 	}
 	if x.M > 0 && m.holds(x) {
@@ -250,7 +243,7 @@ func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 // roundTrip sends one request and reads its answer into dst.
 func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	var err error
-	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x, m.version); err != nil {
+	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x); err != nil {
 		return fmt.Errorf("%w while receiving a batch of %d instances: %v", ErrExited, x.M, err)
 	}
 	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
@@ -258,13 +251,13 @@ func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 }
 
 // holds reports whether the child holds x as its resident data: x was
-// sent, or the child holds it from the start (version 3) and nothing
+// sent, or the child holds it from the start (its hello) and nothing
 // replaced it. Like Conn, it compares only the first batch of the held
 // data's shape with it.
 func (m *Model) holds(x *tempora.Tensor) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.err != nil || m.version < versionNaN {
+	if m.err != nil {
 		return false
 	}
 	if m.held == x {
@@ -281,23 +274,17 @@ func (m *Model) holds(x *tempora.Tensor) bool {
 	return false
 }
 
-// Hold implements tempora.BlockModel: it returns an error wrapping
-// tempora.ErrNotResident for a child that speaks protocol version 1. The
-// data is sent with the first PredictBlocks call on it.
-func (m *Model) Hold(x *tempora.Tensor) error {
-	if m.version < versionNaN {
-		return notResident(m.name, m.version)
-	}
-	return nil
-}
+// Hold implements resident.Model. The data is sent with the first
+// PredictBlocks call on it, unless the child holds it from the start.
+func (m *Model) Hold(x *tempora.Tensor) error { return nil }
 
-// BatchLimit implements tempora.BlockModel: Options.MaxBatch.
+// BatchLimit implements resident.Model: Options.MaxBatch.
 func (m *Model) BatchLimit() int { return m.opts.MaxBatch }
 
-// PredictBlocks implements tempora.BlockModel. It sends x to the child as
+// PredictBlocks implements resident.Model. It sends x to the child as
 // resident data when the child does not hold it yet, then the blocks in
 // requests of at most Options.MaxBatch rows.
-func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
+func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
 	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
 		return err
 	}
@@ -306,19 +293,16 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 	if m.err != nil {
 		return m.err
 	}
-	if m.version < versionNaN {
-		return notResident(m.name, m.version)
-	}
 	if len(blocks) == 0 {
 		return nil
 	}
 	if m.held != x && !m.sent && m.start.matches(x) {
-		m.held = x // the child holds x from the start (version 3 hello)
+		m.held = x // the child holds x from the start (its hello)
 	}
 	if m.held != x {
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to resident data of %d instances", x.M), func() error {
 			var err error
-			if m.wbuf, err = writeResident(m.stdin, m.wbuf, x, m.version, -1); err != nil {
+			if m.wbuf, err = writeResident(m.stdin, m.wbuf, x, -1); err != nil {
 				return fmt.Errorf("%w while receiving resident data of %d instances: %v", ErrExited, x.M, err)
 			}
 			m.rbuf, err = readAnswer(m.stdout, m.rbuf, nil, eofText)
@@ -329,11 +313,11 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 		}
 		m.held, m.sent = x, true
 	}
-	return splitBlocks(dst, blocks, m.opts.MaxBatch, func(dst []float64, blocks []tempora.Block) error {
+	return splitBlocks(dst, blocks, m.opts.MaxBatch, func(dst []float64, blocks []resident.Block) error {
 		rows, vals, _ := checkBlocks(dst, x, blocks)
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to %d blocks of %d instances", len(blocks), rows), func() error {
 			var err error
-			if m.wbuf, err = writeBlocks(m.stdin, m.wbuf, blocks, rows, vals, m.version, nil, 0); err != nil {
+			if m.wbuf, err = writeBlocks(m.stdin, m.wbuf, blocks, rows, vals, nil, 0); err != nil {
 				return fmt.Errorf("%w while receiving %d blocks of %d instances: %v", ErrExited, len(blocks), rows, err)
 			}
 			m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
@@ -344,6 +328,13 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora
 		}
 		return nil
 	})
+}
+
+// PredictBlocksFilled implements resident.Model: a child over pipes has
+// no memory tempora can write into, so fill writes into scratch
+// (resident.FillScratch) and the call goes as PredictBlocks.
+func (m *Model) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
+	return resident.FillScratch(dst, x, blocks, scratch, fill, m.PredictBlocks)
 }
 
 // withTimeout runs f, killing the child if it takes longer than d (no limit

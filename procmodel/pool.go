@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // Member is a model a Pool can hold: a *Model, a *Conn, or any model that
@@ -15,6 +16,14 @@ import (
 type Member interface {
 	tempora.Model
 	io.Closer
+}
+
+// HeldMember is a Member that can also hold data (resident.Model): a
+// *Model or a *Conn. A pool of them (NewHeldPool, StartPool) offers that
+// capability too (Held).
+type HeldMember interface {
+	Member
+	resident.Model
 }
 
 // Pool is a tempora.Model answered by several model processes in parallel:
@@ -32,18 +41,18 @@ type Member interface {
 // every member.
 type Pool struct {
 	members []Member
-	idle    chan Member
+	held    []resident.Model // the members' held data capability; nil from NewPool
+	idle    chan int         // indices of the members, once per call each takes
 
 	mu     sync.Mutex
 	err    error // sticky: the first member error, or ErrClosed
 	closed bool
 }
 
-var _ tempora.BlockModel = (*Pool)(nil)
-
 // NewPool returns a pool of the given members, which it owns from then on
 // (Close closes them). It returns an error if members is empty or holds a
-// nil member.
+// nil member. The pool answers Predict only; NewHeldPool makes a pool that
+// holds data too.
 func NewPool(members ...Member) (*Pool, error) {
 	if len(members) == 0 {
 		return nil, errors.New("procmodel: a pool needs at least one model")
@@ -56,14 +65,33 @@ func NewPool(members ...Member) (*Pool, error) {
 		slots += depth(m)
 	}
 	// Round-robin order: every member's first slot, then every second one.
-	p := &Pool{members: members, idle: make(chan Member, slots)}
+	p := &Pool{members: members, idle: make(chan int, slots)}
 	for k := 0; len(p.idle) < slots; k++ {
-		for _, m := range members {
+		for i, m := range members {
 			if k < depth(m) {
-				p.idle <- m
+				p.idle <- i
 			}
 		}
 	}
+	return p, nil
+}
+
+// NewHeldPool is NewPool for members that hold data: the pool's Held
+// returns their capability, each call handed, whole, to an idle member.
+func NewHeldPool(members ...HeldMember) (*Pool, error) {
+	ms := make([]Member, len(members))
+	held := make([]resident.Model, len(members))
+	for i, m := range members {
+		if m == nil {
+			return nil, fmt.Errorf("procmodel: pool model %d is nil", i)
+		}
+		ms[i], held[i] = m, m
+	}
+	p, err := NewPool(ms...)
+	if err != nil {
+		return nil, err
+	}
+	p.held = held
 	return p, nil
 }
 
@@ -105,11 +133,11 @@ func StartPool(ctx context.Context, command []string, n int, opts Options) (*Poo
 			}
 		}
 	}
-	members := make([]Member, n)
+	members := make([]HeldMember, n)
 	for i, m := range models {
 		members[i] = m
 	}
-	return NewPool(members...)
+	return NewHeldPool(members...)
 }
 
 // Len returns the number of members.
@@ -121,98 +149,84 @@ func (p *Pool) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := p.sticky(); err != nil {
 		return err
 	}
-	m := <-p.idle
-	err := m.Predict(dst, x)
-	p.idle <- m
+	i := <-p.idle
+	err := p.members[i].Predict(dst, x)
+	p.idle <- i
 	if err != nil {
 		err = p.keep(err)
 	}
 	return err
 }
 
-// Hold implements tempora.BlockModel: it holds x in every member, and
-// returns an error wrapping tempora.ErrNotResident if a member cannot hold
-// data (a model process that speaks protocol version 1).
-func (p *Pool) Hold(x *tempora.Tensor) error {
-	if err := p.sticky(); err != nil {
+// Held returns the pool's held data capability: the members' (each call
+// handed, whole, to an idle member, as Predict does), or nil for a pool
+// made by NewPool.
+func (p *Pool) Held() resident.Model {
+	if p.held == nil {
+		return nil
+	}
+	return heldPool{p}
+}
+
+// heldPool is a Pool's held data capability.
+type heldPool struct{ p *Pool }
+
+// Hold holds x in every member.
+func (h heldPool) Hold(x *tempora.Tensor) error {
+	if err := h.p.sticky(); err != nil {
 		return err
 	}
-	for i, m := range p.members {
-		bm, ok := m.(tempora.BlockModel)
-		if !ok {
-			return fmt.Errorf("%w: pool model %d", tempora.ErrNotResident, i)
-		}
-		if err := bm.Hold(x); err != nil {
-			return err
+	for _, m := range h.p.held {
+		if err := m.Hold(x); err != nil {
+			return h.p.keep(err)
 		}
 	}
 	return nil
 }
 
-// BatchLimit implements tempora.BlockModel: the smallest positive limit of
-// the members, 0 if none has one.
-func (p *Pool) BatchLimit() int {
+// BatchLimit returns the smallest positive limit of the members, 0 if none
+// has one.
+func (h heldPool) BatchLimit() int {
 	limit := 0
-	for _, m := range p.members {
-		if bm, ok := m.(tempora.BlockModel); ok {
-			if l := bm.BatchLimit(); l > 0 && (limit == 0 || l < limit) {
-				limit = l
-			}
+	for _, m := range h.p.held {
+		if l := m.BatchLimit(); l > 0 && (limit == 0 || l < limit) {
+			limit = l
 		}
 	}
 	return limit
 }
 
-// PredictBlocks implements tempora.BlockModel: it hands the whole call to
-// an idle member, like Predict.
-func (p *Pool) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []tempora.Block) error {
-	if err := p.sticky(); err != nil {
-		return err
-	}
-	m := <-p.idle
-	var err error
-	if bm, ok := m.(tempora.BlockModel); ok {
-		err = bm.PredictBlocks(dst, x, blocks)
-	} else {
-		err = fmt.Errorf("%w: a pool model", tempora.ErrNotResident)
-	}
-	p.idle <- m
-	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
-		err = p.keep(err)
-	}
-	return err
+// PredictBlocks hands the whole call to an idle member, like Predict.
+func (h heldPool) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
+	return h.call(func(m resident.Model) error { return m.PredictBlocks(dst, x, blocks) }, nil)
 }
 
-// PredictBlocksFilled implements tempora.BlockFiller: it hands the whole
-// call to an idle member, which fills its shared buffer when it is a
-// connection with one (Conn), else scratch.
-func (p *Pool) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []tempora.Block, scratch []float64, fill func([]float64) error) error {
-	if err := p.sticky(); err != nil {
-		return err
-	}
-	// fill's own error is the caller's, not the model's: it does not stop
-	// the pool.
+// PredictBlocksFilled hands the whole call to an idle member, which fills
+// its shared buffer when it is a connection with one (Conn), else scratch.
+func (h heldPool) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
 	var fillErr error
 	record := func(v []float64) error {
 		fillErr = fill(v)
 		return fillErr
 	}
-	m := <-p.idle
-	var err error
-	switch bm := m.(type) {
-	case tempora.BlockFiller:
-		err = bm.PredictBlocksFilled(dst, x, blocks, scratch, record)
-	case tempora.BlockModel:
-		filled, vals := tempora.FilledBlocks(blocks, scratch)
-		err = fillScratch(bm, dst, x, filled, vals, record)
-	default:
-		err = fmt.Errorf("%w: a pool model", tempora.ErrNotResident)
+	return h.call(func(m resident.Model) error { return m.PredictBlocksFilled(dst, x, blocks, scratch, record) }, &fillErr)
+}
+
+// call runs f on an idle member's capability. A failure of the member
+// stops the pool, as in Predict; an error of the caller's fill (*fillErr,
+// if fillErr is not nil) is returned as it is and does not.
+func (h heldPool) call(f func(m resident.Model) error, fillErr *error) error {
+	p := h.p
+	if err := p.sticky(); err != nil {
+		return err
 	}
-	p.idle <- m
-	if fillErr != nil {
-		return fillErr
+	i := <-p.idle
+	err := f(p.held[i])
+	p.idle <- i
+	if fillErr != nil && *fillErr != nil {
+		return *fillErr
 	}
-	if err != nil && !errors.Is(err, tempora.ErrNotResident) {
+	if err != nil {
 		err = p.keep(err)
 	}
 	return err

@@ -115,11 +115,20 @@ func TestPoolErrorIsSticky(t *testing.T) {
 		t.Errorf("second call: %v after %d member calls, want the sticky error without a call", err, bad.calls.Load())
 	}
 	p.Close()
+	if p.Held() != nil {
+		t.Error("NewPool's pool has a held data capability")
+	}
 	if _, err := NewPool(); err == nil {
 		t.Error("empty pool: no error")
 	}
 	if _, err := NewPool(good, nil); err == nil {
 		t.Error("nil member: no error")
+	}
+	if _, err := NewHeldPool(); err == nil {
+		t.Error("empty held pool: no error")
+	}
+	if _, err := NewHeldPool(nil); err == nil {
+		t.Error("nil held member: no error")
 	}
 }
 
@@ -156,6 +165,33 @@ func TestStartPool(t *testing.T) {
 			t.Fatalf("instance %d: got %v, want %v", i, got[i], want[i])
 		}
 	}
+	// The pool holds data: blocks from several workers at once, each
+	// call whole to one member, which gets the data before its first.
+	held := p.Held()
+	if held == nil {
+		t.Fatal("StartPool's pool has no held data capability")
+	}
+	if err := held.Hold(x); err != nil {
+		t.Fatal(err)
+	}
+	blocks := testBlocks(x, "startpool")
+	wantBlocks := blocksWant(sumModel, x, blocks)
+	for range 6 {
+		wg.Go(func() {
+			dst := make([]float64, rowsOf(blocks))
+			if err := held.PredictBlocks(dst, x, blocks); err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range dst {
+				if dst[i] != wantBlocks[i] {
+					t.Errorf("block prediction %d: got %v, want %v", i, dst[i], wantBlocks[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	pids := make([]int, 0, 3)
 	for _, m := range p.members {
 		pids = append(pids, m.(*Model).Pid())

@@ -14,24 +14,12 @@ import (
 	"github.com/tempora-dev/tempora"
 )
 
-// Version is the protocol version Serve announces in its hello frame.
-// Start and Attach accept models that announce OldestVersion to
-// HeldVersion (docs/protocol.md). Every request carries the version its
-// model announced.
+// Version is the one protocol version (docs/protocol.md): the version of
+// every hello frame Start and Attach accept and of every frame either side
+// writes. A model that announces version 1 (an older model side, without
+// held data or missing values) is refused at start with a message saying
+// how to upgrade it; any other version is refused as unknown.
 const Version = 2
-
-// HeldVersion is version 2 with a longer hello frame, in which the model
-// may say that it already holds resident data (the data tempora read from
-// a file the model side wrote, for instance): its shape and the CRC-32 of
-// its values. tempora then sends no resident data frame for data of that
-// shape and CRC-32, and the block requests refer to the data the model
-// holds. A model that announces it speaks version 2 otherwise.
-const HeldVersion = 3
-
-// OldestVersion is the oldest protocol version a model may announce.
-// Version 1 has no resident data (so no PredictBlocks) and cannot carry
-// missing values (NaN): a batch holding NaN is refused before it is sent.
-const OldestVersion = 1
 
 // Frame magics: four ASCII bytes at the start of every frame.
 const (
@@ -42,8 +30,8 @@ const (
 
 // Frame header sizes in bytes.
 const (
-	helloSize          = 8  // magic, version
-	heldHelloSize      = 28 // version 3: magic, version, H, M, D, L, CRC-32
+	helloHeadSize      = 8  // magic, version: read, and the version checked, first
+	helloSize          = 28 // magic, version, H, M, D, L, CRC-32
 	requestHeaderSize  = 20 // magic, version, M, D, L
 	responseHeaderSize = 12 // magic, status, count
 )
@@ -69,17 +57,11 @@ const chunkValues = 1 << 15
 
 // writeRequest writes the request frame for x to w, encoding through buf
 // (grown as needed and returned for reuse).
-func writeRequest(w io.Writer, buf []byte, x *tempora.Tensor, version uint32) ([]byte, error) {
-	return writeTensor(w, buf, requestMagic, x, version)
-}
-
-// writeTensor writes a frame of the request layout (magic, version, M, D,
-// L, values) for x: a request or a resident data frame.
-func writeTensor(w io.Writer, buf []byte, magic string, x *tempora.Tensor, version uint32) ([]byte, error) {
+func writeRequest(w io.Writer, buf []byte, x *tempora.Tensor) ([]byte, error) {
 	buf = grow(buf, requestHeaderSize+8*min(len(x.Data), chunkValues))
-	copy(buf, magic)
+	copy(buf, requestMagic)
 	le := binary.LittleEndian
-	le.PutUint32(buf[4:], version)
+	le.PutUint32(buf[4:], Version)
 	le.PutUint32(buf[8:], uint32(x.M))
 	le.PutUint32(buf[12:], uint32(x.D))
 	le.PutUint32(buf[16:], uint32(x.L))
@@ -134,37 +116,39 @@ func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byt
 	return dst, buf, nil
 }
 
-// readHello reads and checks the hello frame and returns the version the
-// model announced (OldestVersion to HeldVersion) and, for version 3, what it
-// says about the data it holds. ended describes an error that
-// ends the stream early (end of file) for the message; other errors, such as
-// a deadline, are kept as they are.
-func readHello(r io.Reader, ended func(error) error) (uint32, heldData, error) {
-	var h [heldHelloSize]byte
-	if n, err := io.ReadFull(r, h[:helloSize]); err != nil {
+// upgradeHint is what a refusal of an old model side says to do.
+const upgradeHint = "serve it with the current tempora Python package (tempora.serve, as examples/python/serve_model.py does) or with procmodel.Serve (docs/protocol.md)"
+
+// readHello reads and checks the hello frame and returns what it says about
+// the data the model holds. The magic and version are read first, so that
+// a model of another version is refused without waiting for bytes it never
+// sends. ended describes an error that ends the stream early (end of file)
+// for the message; other errors, such as a deadline, are kept as they are.
+func readHello(r io.Reader, ended func(error) error) (heldData, error) {
+	var h [helloSize]byte
+	if n, err := io.ReadFull(r, h[:helloHeadSize]); err != nil {
 		if n > 0 {
-			return 0, heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
+			return heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
 		}
-		return 0, heldData{}, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
+		return heldData{}, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
 	}
 	if string(h[:4]) != helloMagic {
-		return 0, heldData{}, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:helloSize])
+		return heldData{}, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:helloHeadSize])
 	}
-	v := binary.LittleEndian.Uint32(h[4:])
-	if v < OldestVersion || v > HeldVersion {
-		return 0, heldData{}, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks versions %d to %d (see docs/protocol.md)", ErrProtocol, v, OldestVersion, HeldVersion)
+	switch v := binary.LittleEndian.Uint32(h[4:]); {
+	case v == 1:
+		return heldData{}, fmt.Errorf("%w: model speaks protocol version 1, which this tempora no longer serves; update it to version %d: %s", ErrProtocol, Version, upgradeHint)
+	case v != Version:
+		return heldData{}, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks version %d (docs/protocol.md)", ErrProtocol, v, Version)
 	}
-	if v < HeldVersion {
-		return v, heldData{}, nil
+	if n, err := io.ReadFull(r, h[helloHeadSize:]); err != nil {
+		return heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, helloHeadSize+n, ended(err))
 	}
-	if n, err := io.ReadFull(r, h[helloSize:]); err != nil {
-		return 0, heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, helloSize+n, ended(err))
-	}
-	held, err := parseHeld(h[helloSize:])
+	held, err := parseHeld(h[helloHeadSize:])
 	if err != nil {
-		return 0, heldData{}, fmt.Errorf("%w: %w", ErrProtocol, err)
+		return heldData{}, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
-	return v, held, nil
+	return held, nil
 }
 
 // readAnswer reads the answer to a request of len(dst) instances from r into
@@ -218,7 +202,7 @@ func modelMessage(b []byte) string {
 // appendRequest appends the request frame for x to buf (for tests).
 func appendRequest(buf []byte, x *tempora.Tensor) []byte {
 	var b bytes.Buffer
-	writeRequest(&b, nil, x, Version)
+	writeRequest(&b, nil, x)
 	return append(buf, b.Bytes()...)
 }
 
@@ -246,16 +230,15 @@ func getFloats(dst []float64, b []byte) {
 
 // Serve answers requests read from r with the predictions of m, written to
 // w, until r reaches end of file at a frame boundary, when it returns nil.
-// It first writes the hello frame (protocol Version). It is the Go side of
-// a model program (see examples/gomodel): call it as
-// procmodel.Serve(os.Stdin, os.Stdout, m) once the model is loaded, and
-// write nothing else to standard output.
+// It first writes the hello frame (protocol Version, saying that it holds
+// no data). It is the Go side of a model program (see examples/gomodel):
+// call it as procmodel.Serve(os.Stdin, os.Stdout, m) once the model is
+// loaded, and write nothing else to standard output.
 //
-// Serve answers requests of either version, keeps resident data (a "TMPD"
-// frame) and answers block requests ("TMPP") by applying each block to a
-// working copy of the resident rows, calling m.Predict on those rows and
-// restoring them (docs/protocol.md). Missing values (NaN) reach m as they
-// are.
+// Serve keeps resident data (a "TMPD" frame) and answers block requests
+// ("TMPP") by applying each block to a working copy of the resident rows,
+// calling m.Predict on those rows and restoring them (docs/protocol.md).
+// Missing values (NaN) reach m as they are.
 //
 // An error returned by m.Predict is sent to the parent as an error frame and
 // serving continues. A malformed request is answered with an error frame and
@@ -264,10 +247,7 @@ func getFloats(dst []float64, b []byte) {
 func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	bw := bufio.NewWriterSize(w, 1<<16)
-	var hello [helloSize]byte
-	copy(hello[:], helloMagic)
-	binary.LittleEndian.PutUint32(hello[4:], Version)
-	bw.Write(hello[:])
+	bw.Write(appendHello(nil, nil))
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("procmodel: writing hello: %w", err)
 	}
@@ -277,7 +257,7 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 		x    tempora.Tensor
 		pred []float64
 		out  []byte
-		res  resident
+		res  modelSide
 	)
 	for {
 		if _, err := io.ReadFull(br, hdr[:requestHeaderSize]); err != nil {
@@ -383,16 +363,15 @@ func parseRequestHeader(h []byte) (m, d, l int, err error) {
 	if string(h[:4]) != requestMagic {
 		return 0, 0, 0, fmt.Errorf("procmodel: bad request magic %q, want %q", h[:4], requestMagic)
 	}
-	return parseShape(h, "request", Version)
+	return parseShape(h, "request")
 }
 
 // parseShape checks the version, M, D and L of a header of the request
-// layout (a request or resident data, named what); the version must be
-// OldestVersion to top, the version the model side announced.
-func parseShape(h []byte, what string, top uint32) (m, d, l int, err error) {
+// layout (a request or resident data, named what).
+func parseShape(h []byte, what string) (m, d, l int, err error) {
 	le := binary.LittleEndian
-	if v := le.Uint32(h[4:]); v < OldestVersion || v > top {
-		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d to %d", what, v, OldestVersion, top)
+	if v := le.Uint32(h[4:]); v != Version {
+		return 0, 0, 0, fmt.Errorf("procmodel: %s has protocol version %d, want %d", what, v, Version)
 	}
 	m, d, l = int(le.Uint32(h[8:])), int(le.Uint32(h[12:])), int(le.Uint32(h[16:]))
 	if m == 0 || d == 0 || l == 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -89,6 +91,61 @@ func TestRequestLayout(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("request frame\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestHelloLayout pins the hello frames documented in docs/protocol.md:
+// 28 bytes, holding nothing (zeros) or data of a shape and CRC-32.
+func TestHelloLayout(t *testing.T) {
+	want := []byte{
+		'T', 'M', 'P', 'H', 2, 0, 0, 0, // magic, version
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // H, M, D, L, CRC-32
+	}
+	if got := appendHello(nil, nil); !bytes.Equal(got, want) {
+		t.Errorf("hello frame holding nothing\n got % x\nwant % x", got, want)
+	}
+	x := &tempora.Tensor{M: 1, D: 1, L: 3, Data: []float64{0, 0.5, -1}}
+	want = []byte{
+		'T', 'M', 'P', 'H', 2, 0, 0, 0, // magic, version
+		1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, // H, M, D, L
+		0xf2, 0x87, 0xc9, 0x2a, // CRC-32 0x2ac987f2 (TestTensorCRC)
+	}
+	if got := appendHello(nil, x); !bytes.Equal(got, want) {
+		t.Errorf("hello frame holding x\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestProtocolDoc checks what docs/protocol.md states of the hello against
+// the code: its size, its bytes when it holds nothing, and the refusals of
+// a model side of version 1 and of an unknown version, word for word.
+func TestProtocolDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(b)), " ")
+	refusal := func(v uint32) string {
+		h := appendHello(nil, nil)
+		binary.LittleEndian.PutUint32(h[4:], v)
+		_, err := readHello(bytes.NewReader(h[:helloHeadSize]), eofText)
+		if !errors.Is(err, ErrProtocol) {
+			t.Fatalf("version %d: %v, want ErrProtocol", v, err)
+		}
+		return strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
+	}
+	hello := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil)))
+	for _, want := range []string{
+		fmt.Sprintf("# The model process protocol (version %d)", Version),
+		fmt.Sprintf("The hello is always %d bytes.", helloSize),
+		fmt.Sprintf("reads the first %d bytes of the hello", helloHeadSize),
+		fmt.Sprintf("reads the rest of the hello (%d bytes)", helloSize-helloHeadSize),
+		strings.Join(hello[:4], " ") + " " + strings.Join(hello[4:8], " "),
+		refusal(1),
+		strings.Replace(refusal(7), "version 7", "version N", 1),
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/protocol.md does not state %q", want)
+		}
 	}
 }
 

@@ -146,7 +146,7 @@ def _scratch_dir(nbytes: int) -> Optional[str]:
 def _held(x_path: Optional[str]) -> Optional["npt.NDArray[np.float64]"]:
     """The data file tempora reads (written by np.save), mapped
     copy-on-write: the model side's working copy of the data it holds from
-    the start (protocol version 3), which costs no copy (pages are copied
+    the start (docs/protocol.md), which costs no copy (pages are copied
     only where a block is applied) and leaves the caller's array alone.
     None if the file cannot be held so (tempora then sends the data)."""
     if x_path is None:
@@ -461,16 +461,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         try:
-            try:
-                e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                         out_path, reporter, x_path)
-            except TemporaError as exc:
-                if _OLD_PROGRAM not in str(exc):
-                    raise
-                # A program older than protocol version 3 refuses the hello
-                # that says the model holds the data: serve it version 2.
-                e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                         out_path, reporter, None)
+            e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
+                     out_path, reporter, x_path)
         except TemporaError as exc:
             renamed = _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                      h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
@@ -553,18 +545,13 @@ def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
     return renamed
 
 
-#: What a program that speaks protocol versions 1 to 2 says of a version 3
-#: hello.
-_OLD_PROGRAM = "model speaks protocol version %d; this tempora speaks versions 1 to 2" % _protocol.HELD_VERSION
-
-
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
          out_path: str, reporter: Optional[_progress.Progress] = None, x_path: Optional[str] = None) -> Explanation:
     """Run the program args with n model connections (this process serves
     the first with predict). With x_path, the data file the program reads,
-    each connection holds that data from the start (protocol version 3),
-    so that the program does not send it back."""
+    each connection says in its hello that it holds that data from the
+    start, so that the program does not send it back."""
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None

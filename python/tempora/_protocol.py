@@ -1,12 +1,13 @@
 """tempora's model protocol (docs/protocol.md in the repository), both sides.
 
-The model side (serve_stream) answers request frames with the predictions of
-a Python callable, and keeps the resident data of protocol version 2 (a
-"TMPD" frame), to which it applies the blocks of block requests ("TMPP")
-before predicting them; it runs over a socket connected to the tempora program
-(with an optional shared buffer holding the request values) or over standard
-input and output. The tempora side (Client) sends batches to a model program
-such as ``tempora serve`` and reads its answers.
+The protocol has one version, 2. The model side (serve_stream) says in its
+hello whether it holds data from the start, answers request frames with the
+predictions of a Python callable, and keeps resident data (a "TMPD" frame, or
+the data it holds from the start), to which it applies the blocks of block
+requests ("TMPP") before predicting them; it runs over a socket connected to
+the tempora program (with an optional shared buffer holding the request
+values) or over standard input and output. The tempora side (Client) sends
+batches to a model program such as ``tempora serve`` and reads its answers.
 """
 
 import mmap
@@ -24,14 +25,12 @@ import numpy.typing as npt
 #: returns M predictions (anything numpy.asarray accepts, or a tensor).
 Predict = Callable[["npt.NDArray[np.float64]"], Any]
 
-VERSION = 2  # the version this side announces
-HELD_VERSION = 3  # version 2 with a hello saying which data the model holds from the start
-OLDEST_VERSION = 1  # the oldest version a model may announce to a Client
+VERSION = 2  # the protocol's one version: of every hello and every frame
 HELLO_MAGIC = b"TMPH"
 REQUEST_MAGIC = b"TMPQ"  # values follow the header
 SHARED_REQUEST_MAGIC = b"TMPM"  # values are in the shared buffer
-RESIDENT_MAGIC = b"TMPD"  # version 2: the data block requests refer to
-BLOCKS_MAGIC = b"TMPP"  # version 2: blocks of the resident data to predict
+RESIDENT_MAGIC = b"TMPD"  # the data block requests refer to
+BLOCKS_MAGIC = b"TMPP"  # blocks of the resident data to predict
 ANSWER_MAGIC = b"TMPR"
 STATUS_OK = 0
 STATUS_ERROR = 1
@@ -40,8 +39,12 @@ MAX_MESSAGE = 1 << 20
 MAX_BLOCKS = 1 << 20
 VALUES_INLINE, VALUES_SHARED = 0, 1
 
-HELLO = struct.pack("<4sI", HELLO_MAGIC, VERSION)
-_HELD = struct.Struct("<IIIII")  # after a version 3 hello's magic and version: H, M, D, L, CRC-32
+_HELLO_HEAD = struct.Struct("<4sI")  # a hello's magic and version, read (and checked) first
+_HELD = struct.Struct("<IIIII")  # the rest of a hello: H, M, D, L, CRC-32 of the data held from the start
+HELLO = _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(0, 0, 0, 0, 0)  # a model side that holds no data
+#: What a refusal of a model side of version 1 says to do.
+UPGRADE = ("serve it with the current tempora Python package (tempora.serve, as examples/python/serve_model.py does) "
+           "or with procmodel.Serve (docs/protocol.md)")
 _REQUEST = struct.Struct("<4sIIII")  # magic, version, M, D, L
 _OFFSET = struct.Struct("<Q")  # a shared request's values: byte offset in the buffer
 _BLOCKS_REST = struct.Struct("<IQ")  # after magic, version, K, R, V: S, offset (a block request's header is 32 bytes)
@@ -129,7 +132,7 @@ _Block = Tuple[int, int, List[int], int, int, "npt.NDArray[np.float64]"]
 
 
 class _Resident:
-    """The model side's resident data (version 2): a working copy of the
+    """The model side's resident data: a working copy of the
     data of the last resident data frame, to which blocks are applied (the
     original values of the block it holds perturbed are kept aside)."""
 
@@ -141,11 +144,9 @@ class _Resident:
         # None when it equals the data.
         self.dirty: Optional[Tuple[Tuple[int, int, Tuple[int, ...], int, int], List[Tuple[int, int, int]],
                                    List["npt.NDArray[np.float64]"]]] = None
-        #: The version this side announced: frames may carry 2 to it.
-        self.top = VERSION
 
     def hold(self, x: "npt.NDArray[np.float64]") -> None:
-        """Hold x from the start (version 3): x itself is the working copy,
+        """Hold x from the start (the hello says so): x itself is the working copy,
         to which blocks are applied and restored, so it must be an array
         nobody else uses while serving (tempora.explain maps the data file
         it wrote, copy-on-write)."""
@@ -161,9 +162,8 @@ class _Resident:
             raise ProtocolError("input ended after a resident data header")
         where, offset = _BLOCKS_REST.unpack(rest)
         n = m * d * l
-        if version < 2 or version > self.top:
-            raise _Malformed("resident data frame with protocol version %d; resident data needs version 2%s"
-                             % (version, "" if self.top == 2 else " or %d" % self.top))
+        if version != VERSION:
+            raise _Malformed("resident data has protocol version %d, want %d" % (version, VERSION))
         if m == 0 or d == 0 or l == 0 or n > MAX_VALUES:
             raise _Malformed("resident data has unusable shape %dx%dx%d" % (m, d, l))
         if where == VALUES_INLINE and offset != 0:
@@ -192,9 +192,8 @@ class _Resident:
         if not _read_exactly(readinto, memoryview(rest)):
             raise ProtocolError("input ended after a block request header")
         where, offset = _BLOCKS_REST.unpack(rest)
-        if version < 2 or version > self.top:
-            raise _Malformed("block request with protocol version %d, want 2%s"
-                             % (version, "" if self.top == 2 else " to %d" % self.top))
+        if version != VERSION:
+            raise _Malformed("block request with protocol version %d, want %d" % (version, VERSION))
         if self.x is None:
             raise _Malformed("block request before any resident data frame (TMPD)")
         if not 1 <= k <= MAX_BLOCKS:
@@ -319,19 +318,19 @@ class _Malformed(ProtocolError):
     """A request that is complete but invalid: answered with an error."""
 
 
-def held_hello(x: Optional["npt.NDArray[np.float64]"]) -> bytes:
-    """The version 3 hello frame saying that the model holds x from the
-    start (its shape and the CRC-32 of its values' little-endian bytes), or
-    holds nothing (x None)."""
+def hello(x: Optional["npt.NDArray[np.float64]"]) -> bytes:
+    """The hello frame saying that the model holds x from the start (its
+    shape and the CRC-32 of its values' little-endian bytes), or holds
+    nothing (x None: HELLO)."""
     if x is None:
-        return struct.pack("<4sI", HELLO_MAGIC, HELD_VERSION) + _HELD.pack(0, 0, 0, 0, 0)
+        return HELLO
     m, d, l = x.shape
-    return struct.pack("<4sI", HELLO_MAGIC, HELD_VERSION) + _HELD.pack(1, m, d, l, data_crc(x))
+    return _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(1, m, d, l, data_crc(x))
 
 
 def data_crc(x: "npt.NDArray[np.float64]") -> int:
     """The CRC-32 (zlib.crc32) of x's values as little-endian float64
-    bytes, in C order: what a version 3 hello announces."""
+    bytes, in C order: what a hello announces of the data held."""
     if x.dtype != np.dtype("<f8") or not x.flags.c_contiguous:
         x = np.ascontiguousarray(x, dtype="<f8")
     return zlib.crc32(memoryview(x.data).cast("B"))
@@ -358,24 +357,21 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
     passed to predict is a float64 array of shape (M, D, L); it may be a view
     of the shared buffer, valid only during the call.
 
-    With held (an array for which holdable is true), this side announces
-    protocol version 3 and holds held from the start as its resident data,
-    so that tempora sends no resident data frame when it explains that very
-    data (docs/protocol.md, "Data the model holds from the start"); held is
-    then the working copy: blocks are applied to it and restored before a
-    block of other cells, so it may be left with the last block applied:
-    pass an array nobody else uses (tempora.explain passes a copy-on-write
-    map of the data file it wrote). Without it, this side announces version
-    2.
+    With held (an array for which holdable is true), this side says in its
+    hello that it holds held from the start as its resident data, so that
+    tempora sends no resident data frame when it explains that very data
+    (docs/protocol.md, "Data the model holds from the start"); held is then
+    the working copy: blocks are applied to it and restored before a block
+    of other cells, so it may be left with the last block applied: pass an
+    array nobody else uses (tempora.explain passes a copy-on-write map of
+    the data file it wrote). Without it, this side says it holds nothing.
     """
     resident = _Resident()
-    top = VERSION
     if held is not None:
         if not holdable(held):
             raise ValueError("held must be a writable C-contiguous float64 array of shape (M, D, L)")
-        sendall(held_hello(held))
+        sendall(hello(held))
         resident.hold(held)
-        top = resident.top = HELD_VERSION
     else:
         sendall(HELLO)
     header = bytearray(_REQUEST.size)
@@ -422,7 +418,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
                 raise ProtocolError("input ended after a request header")
             off = _OFFSET.unpack(offset)[0]
         problem = None
-        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or not OLDEST_VERSION <= version <= top:
+        if magic not in (REQUEST_MAGIC, SHARED_REQUEST_MAGIC) or version != VERSION:
             problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
         elif d == 0 or l == 0 or n > MAX_VALUES:
             problem = "request has unusable shape %dx%dx%d" % (m, d, l)
@@ -541,19 +537,20 @@ class Client:
 
     def __init__(self, w: IO[bytes], r: IO[bytes]) -> None:
         self._w, self._r = w, r
-        hello = self._read(len(HELLO), "its hello frame")
-        if hello[:4] != HELLO_MAGIC:
-            raise ProtocolError("expected the hello frame %r, got %r" % (HELLO_MAGIC, hello))
-        version = struct.unpack("<I", hello[4:])[0]
-        if not OLDEST_VERSION <= version <= HELD_VERSION:
-            raise ProtocolError("model speaks protocol version %d; this package speaks versions %d to %d"
-                                % (version, OLDEST_VERSION, HELD_VERSION))
-        if version == HELD_VERSION:
-            # What the model holds from the start does not matter here: a
-            # Client sends whole batches.
-            self._read(_HELD.size, "the end of its hello frame")
-        #: The protocol version the model announced; requests carry it.
-        self.version = version
+        # The magic and version first: a model side of another version is
+        # refused without waiting for bytes it does not send.
+        head = self._read(_HELLO_HEAD.size, "its hello frame")
+        magic, version = _HELLO_HEAD.unpack(head)
+        if magic != HELLO_MAGIC:
+            raise ProtocolError("expected the hello frame %r, got %r" % (HELLO_MAGIC, bytes(head)))
+        if version == 1:
+            raise ProtocolError("model speaks protocol version 1, which this package no longer serves; "
+                                "update it to version %d: %s" % (VERSION, UPGRADE))
+        if version != VERSION:
+            raise ProtocolError("model speaks protocol version %d; this package speaks version %d" % (version, VERSION))
+        # What the model holds from the start does not matter here: a
+        # Client sends whole batches.
+        self._read(_HELD.size, "the end of its hello frame")
 
     def _read(self, n: int, what: str) -> bytearray:
         buf = bytearray(n)
@@ -568,10 +565,7 @@ class Client:
         if x.ndim != 3 or x.shape[0] == 0 or x.shape[1] == 0 or x.shape[2] == 0:
             raise ValueError("batch must have shape (instances, features, timesteps) with none zero, got %s" % (x.shape,))
         m, d, l = x.shape
-        if self.version < 2 and np.isnan(x).any():
-            raise ValueError("the batch holds a missing value (NaN), but the model speaks protocol version 1, "
-                             "which cannot carry missing values; serve it with the current tempora package")
-        self._w.write(_REQUEST.pack(REQUEST_MAGIC, self.version, m, d, l))
+        self._w.write(_REQUEST.pack(REQUEST_MAGIC, VERSION, m, d, l))
         self._w.write(x.data)
         self._w.flush()
         magic, status, count = _ANSWER.unpack(self._read(_ANSWER.size, "answering"))

@@ -21,9 +21,9 @@ from test_explain import without_runtime
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def request(magic, x, offset=0):
+def request(magic, x, offset=0, version=2):
     m, d, l = x.shape
-    head = struct.pack("<4sIIII", magic, 1, m, d, l)
+    head = struct.pack("<4sIIII", magic, version, m, d, l)
     if magic == b"TMPM":
         return head + struct.pack("<Q", offset)
     return head + x.astype("<f8").tobytes()
@@ -50,8 +50,9 @@ class ServeStreamTest(unittest.TestCase):
         src, sink = io.BytesIO(b"".join(frames)), io.BytesIO()
         first = _protocol.serve_stream(predict, src.readinto, sink.write, shared=shared)
         data = sink.getvalue()
-        self.assertEqual(data[:8], b"TMPH\x02\x00\x00\x00")
-        return first, answers(data[8:])
+        # The hello: version 2, holding no data (H, M, D, L and CRC-32 zero).
+        self.assertEqual(data[:28], b"TMPH\x02\x00\x00\x00" + bytes(20))
+        return first, answers(data[28:])
 
     def test_inline_and_shared_requests(self):
         x1, x2 = _models.data(5, 6, 10, seed=1), _models.data(3, 6, 10, seed=2)
@@ -129,13 +130,33 @@ class ServeStreamTest(unittest.TestCase):
             ([b"GARBAGE!" * 3], "bad request header"),
             ([request(b"TMPM", x)], "does not fit the shared buffer"),
             ([request(b"TMPM", x, 4)], "does not fit the shared buffer"),
-            ([struct.pack("<4sIIII", b"TMPQ", 1, 2, 0, 3)], "unusable shape"),
-            ([struct.pack("<4sIIII", b"TMPQ", 3, 2, 1, 3)], "version 3"),
+            ([struct.pack("<4sIIII", b"TMPQ", 2, 2, 0, 3)], "unusable shape"),
+            ([request(b"TMPQ", x, version=1)], "version 1"),
+            ([request(b"TMPQ", x, version=3)], "version 3"),
         ]:
             with self.subTest(why=why), self.assertRaisesRegex(_protocol.ProtocolError, why):
                 self.run_stream(frames, _models.additive)
         with self.assertRaisesRegex(_protocol.ProtocolError, "in the middle of a frame"):
             self.run_stream([request(b"TMPQ", x)[:-3]], _models.additive)
+
+
+class VersionOneTest(unittest.TestCase):
+    def test_program_refuses_version_one(self):
+        # A model side of protocol version 1 (an 8-byte hello, then it waits
+        # for requests) is refused at start, at once, with how to upgrade it.
+        code = "import sys, time; sys.stdout.buffer.write(b'TMPH\\x01\\x00\\x00\\x00'); sys.stdout.flush(); time.sleep(600)"
+        cmd = " ".join(shlex.quote(a) for a in [sys.executable, "-c", code])
+        X = _models.data(20, seed=1)
+        with tempfile.TemporaryDirectory() as tmp:
+            np.save(os.path.join(tmp, "X.npy"), X)
+            np.save(os.path.join(tmp, "y.npy"), _models.additive(X))
+            r = subprocess.run([tempora.find_binary(), "explain", "-data", os.path.join(tmp, "X.npy"),
+                                "-targets", os.path.join(tmp, "y.npy"), "-task", "regression", "-model-cmd", cmd,
+                                "-model-timeout", "10m"], capture_output=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        err = r.stderr.decode()
+        for want in ("protocol version 1", "tempora.serve", "procmodel.Serve"):
+            self.assertIn(want, err)
 
 
 class ServeStdioTest(unittest.TestCase):

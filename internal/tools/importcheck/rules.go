@@ -54,18 +54,23 @@ var allowed = map[string][]string{
 	groupInternal: {groupRoot, groupInternal},
 	"synth":       {groupRoot, "dataio", groupInternal},
 	"dataio":      {groupRoot, groupInternal},
-	"explain":     {groupRoot, groupInternal},
-	"baselines":   {groupRoot, "explain", "method", groupInternal},
+	// resident is the vocabulary of a model that holds its data (blocks,
+	// the capability, the explainers that use it): transport, beside the
+	// root package and nothing else.
+	"resident":  {groupRoot, groupInternal},
+	"explain":   {groupRoot, "resident", groupInternal},
+	"baselines": {groupRoot, "explain", "method", "resident", groupInternal},
 	// builtins wraps the explainers in method values; its tests run the
 	// explainer contract (explainertest).
-	"builtins":    {groupRoot, "explain", "baselines", "method", "explainertest", groupInternal},
+	"builtins":    {groupRoot, "explain", "baselines", "method", "explainertest", "resident", groupInternal},
 	"experiments": {groupRoot, "synth", "explain", "baselines", "builtins", "record", "dataio", "method", "metrics", "explainertest", groupInternal},
 	"results":     {groupRoot, "record", "dataio", "method", groupInternal},
 	"record":      {groupRoot, groupInternal},
-	"procmodel":   {groupRoot, "dataio", groupInternal},
+	"procmodel":   {groupRoot, "dataio", "resident", groupInternal},
 	// method is what a new explainer needs beside the root package, so it
-	// imports nothing else: an explainer that uses it sees no ground truth.
-	"method":        {groupRoot, groupInternal},
+	// imports nothing else but the held data vocabulary (MeasureHeld): an
+	// explainer that uses it sees no ground truth.
+	"method":        {groupRoot, "resident", groupInternal},
 	"metrics":       {groupRoot, "record", "method", groupInternal},
 	"explainertest": {groupRoot, "method", groupInternal},
 }

@@ -98,7 +98,7 @@ func TestViolationMessage(t *testing.T) {
 	if len(vs) != 1 {
 		t.Fatalf("got %d violations, want 1", len(vs))
 	}
-	const want = "importcheck: tempora/explain (external test) imports tempora/synth: explain may import only the root package, internal/... of this module"
+	const want = "importcheck: tempora/explain (external test) imports tempora/synth: explain may import only the root package, resident, internal/... of this module"
 	if got := vs[0].String(); got != want {
 		t.Errorf("message\n got %q\nwant %q", got, want)
 	}

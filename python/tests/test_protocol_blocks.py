@@ -1,5 +1,5 @@
-"""Protocol version 2 (docs/protocol.md): resident data, block requests,
-missing values, and the version a model announces."""
+"""Resident data and block requests (docs/protocol.md), missing values,
+and the version a model announces."""
 
 import io
 import mmap
@@ -62,8 +62,8 @@ def serve(frames, predict, shared=None):
     src, sink = io.BytesIO(b"".join(frames)), io.BytesIO()
     first = _protocol.serve_stream(predict, src.readinto, sink.write, shared=shared)
     data = sink.getvalue()
-    assert data[:8] == b"TMPH\x02\x00\x00\x00", data[:8]
-    return first, answers(data[8:])
+    assert data[:28] == _protocol.HELLO, data[:28]
+    return first, answers(data[28:])
 
 
 class BlocksTest(unittest.TestCase):
@@ -136,12 +136,14 @@ class BlocksTest(unittest.TestCase):
 
         for frames, why in [
             ([block_request([ok])], "before any resident data"),
-            ([resident(x, version=1)], "needs version 2"),
+            ([resident(x, version=1)], "protocol version 1, want 2"),
+            ([resident(x, version=3)], "protocol version 3, want 2"),
             ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1 << 20, 1 << 10, 1 << 10, 0, 0)], "unusable shape"),
             ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 1, 0)], "do not fit the shared buffer"),
             ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 4, 0)], "unknown value source 4"),
             ([struct.pack("<4sIIIIIQ", b"TMPD", 2, 1, 1, 1, 0, 8)], "offset 8"),
-            (head + [block_request([ok], version=1)], "protocol version 1"),
+            (head + [block_request([ok], version=1)], "protocol version 1, want 2"),
+            (head + [block_request([ok], version=3)], "protocol version 3, want 2"),
             (head + [raw(0, 1, 1)], "0 blocks"),
             (head + [raw(1 << 30, 1 << 30, 1 << 30)], "blocks, want 1 to"),
             (head + [raw(2, 1, 2)], "announces 1 rows"),
@@ -161,30 +163,34 @@ class BlocksTest(unittest.TestCase):
                 with self.assertRaisesRegex(_protocol.ProtocolError, why):
                     _protocol.serve_stream(_models.additive, src.readinto, sink.write)
                 # The model side answered with the reason before stopping.
-                self.assertRegex(answers(sink.getvalue()[8:])[-1], why)
+                self.assertRegex(answers(sink.getvalue()[28:])[-1], why)
         for frames in ([resident(x)[:-5]], head + [block_request([ok])[:-3]], head + [raw(2, 2, 2, rest=struct.pack("<6I", 0, 1, 0, 0, 1, 0))]):
             with self.subTest(cut=len(frames[-1])), self.assertRaisesRegex(_protocol.ProtocolError, "input ended"):
                 _protocol.serve_stream(_models.additive, io.BytesIO(b"".join(frames)).readinto, io.BytesIO().write)
 
 
 class ClientTest(unittest.TestCase):
-    def test_version_one_model(self):
-        # A model that announces version 1 gets version 1 requests and no NaN.
-        x = _models.data(2, 6, 10)
-        answer = struct.pack("<4sII", b"TMPR", 0, 2) + np.zeros(2).tobytes()
-        r, w = io.BytesIO(struct.pack("<4sI", b"TMPH", 1) + answer), io.BytesIO()
-        c = _protocol.Client(w, r)
-        self.assertEqual(c.version, 1)
-        c.predict(x)
-        self.assertEqual(struct.unpack_from("<I", w.getvalue(), 4)[0], 1)
-        y = x.copy()
-        y[0, 0, 0] = np.nan
-        with self.assertRaisesRegex(ValueError, "protocol version 1, which cannot carry missing values"):
-            c.predict(y)
+    def test_version_one_refused(self):
+        # A model side of version 1 sends an 8-byte hello and waits: the
+        # Client refuses it from those 8 bytes (reading more would fail
+        # here with end of input), saying how to upgrade it.
+        with self.assertRaisesRegex(_protocol.ProtocolError, "protocol version 1, which this package no longer serves.*procmodel.Serve"):
+            _protocol.Client(io.BytesIO(), io.BytesIO(struct.pack("<4sI", b"TMPH", 1)))
 
     def test_unknown_version(self):
-        with self.assertRaisesRegex(_protocol.ProtocolError, "version 4; this package speaks versions 1 to 3"):
-            _protocol.Client(io.BytesIO(), io.BytesIO(struct.pack("<4sI", b"TMPH", 4)))
+        for v in (3, 4):
+            with self.subTest(version=v), self.assertRaisesRegex(_protocol.ProtocolError, "version %d; this package speaks version 2" % v):
+                _protocol.Client(io.BytesIO(), io.BytesIO(struct.pack("<4sI", b"TMPH", v)))
+
+    def test_missing_values_reach_the_model(self):
+        x = _models.data(2, 6, 10)
+        x[1, 2, 3] = np.nan
+        answer = struct.pack("<4sII", b"TMPR", 0, 2) + np.zeros(2).tobytes()
+        r, w = io.BytesIO(_protocol.HELLO + answer), io.BytesIO()
+        _protocol.Client(w, r).predict(x)
+        sent = w.getvalue()
+        self.assertEqual(struct.unpack_from("<4sIIII", sent), (b"TMPQ", 2, 2, 6, 10))
+        self.assertEqual(int(np.isnan(np.frombuffer(sent, "<f8", offset=20)).sum()), 1)
 
 
 class MaxBatchTest(unittest.TestCase):

@@ -1,7 +1,7 @@
-"""Protocol version 3 (docs/protocol.md, "Data the model holds from the
-start"): the model side says in its hello that it holds the data, tempora
-then sends no resident data frame, and tempora.explain gives the same
-explanation with and without it."""
+"""Data the model holds from the start (docs/protocol.md): the model side
+says in its hello that it holds the data, tempora then sends no resident
+data frame, and tempora.explain gives the same explanation with and without
+it."""
 
 import io
 import struct
@@ -16,7 +16,7 @@ from tempora import _explain, _protocol
 
 import _models
 from test_protocol import answers, request
-from test_protocol_v2 import block_request, expected, random_blocks, resident
+from test_protocol_blocks import block_request, expected, random_blocks, resident
 
 
 def serve_held(frames, predict, held):
@@ -31,19 +31,19 @@ class HeldTest(unittest.TestCase):
         x = _models.data(4, 6, 10, seed=1)
         _, hello, _ = serve_held([], _models.additive, x.copy())
         magic, version, h, m, d, l, crc = struct.unpack("<4sIIIIII", hello)
-        self.assertEqual((magic, version, h, m, d, l), (b"TMPH", 3, 1, 4, 6, 10))
+        self.assertEqual((magic, version, h, m, d, l), (b"TMPH", 2, 1, 4, 6, 10))
         self.assertEqual(crc, zlib.crc32(x.astype("<f8").tobytes()))
         # The Go side's test (procmodel TestTensorCRC) pins the same value.
         self.assertEqual(_protocol.data_crc(np.array([0, 0.5, -1.0]).reshape(1, 1, 3)), 0x2ac987f2)
-        self.assertEqual(_protocol.held_hello(None), struct.pack("<4sIIIIII", b"TMPH", 3, 0, 0, 0, 0, 0))
+        self.assertEqual(_protocol.hello(None), struct.pack("<4sIIIIII", b"TMPH", 2, 0, 0, 0, 0, 0))
+        self.assertEqual(_protocol.hello(None), _protocol.HELLO)
 
     def test_blocks_on_held_data_without_resident_frame(self):
         x = _models.data(6, 6, 10, seed=3)
         x2 = _models.data(5, 6, 10, seed=4)
         b1, b2 = random_blocks(x, 1), random_blocks(x2, 2)
         held = x.copy()
-        frames = [block_request(b1, version=3), request(b"TMPQ", x), resident(x2, version=3),
-                  block_request(b2, version=3)]
+        frames = [block_request(b1), request(b"TMPQ", x), resident(x2), block_request(b2)]
         first, _, got = serve_held(frames, _models.additive, held)
         self.assertIsNone(first)
         self.assertTrue(np.array_equal(got[0], expected(_models.additive, x, b1)))
@@ -60,20 +60,19 @@ class HeldTest(unittest.TestCase):
         ro.flags.writeable = False
         self.assertFalse(_protocol.holdable(ro))
 
-    def test_client_reads_a_version_3_hello(self):
+    def test_client_reads_a_hello_holding_data(self):
         answer = struct.pack("<4sII", b"TMPR", 0, 2) + np.zeros(2).tobytes()
-        hello = _protocol.held_hello(_models.data(2, 6, 10))
+        hello = _protocol.hello(_models.data(2, 6, 10))
         r, w = io.BytesIO(hello + answer), io.BytesIO()
         c = _protocol.Client(w, r)
-        self.assertEqual(c.version, 3)
         self.assertTrue(np.array_equal(c.predict(_models.data(2, 6, 10)), np.zeros(2)))
-        self.assertEqual(struct.unpack_from("<I", w.getvalue(), 4)[0], 3)
+        self.assertEqual(struct.unpack_from("<I", w.getvalue(), 4)[0], 2)
 
 
 class ExplainHeldTest(unittest.TestCase):
     def explain(self, X, y, hold, **kw):
         """tempora.explain, counting the resident data frames the model side
-        receives; hold=False makes the package hold nothing (version 2)."""
+        receives; hold=False makes the package hold nothing."""
         frames = []
         real = _protocol._Resident.read
 
@@ -117,32 +116,6 @@ class ExplainHeldTest(unittest.TestCase):
         c, _ = self.explain(X, y, True, max_batch=25, model_procs=2)
         c["accounting"]["model_calls"] = a["accounting"]["model_calls"]
         self.assertEqual(a, c)
-
-    def test_older_program_gets_version_2(self):
-        # A program of versions 1 to 2 refuses the version 3 hello at start;
-        # explain then runs it again holding nothing (a version 2 hello).
-        X = _models.data(40, seed=5)
-        y = _models.additive(X)
-        real, calls = _explain._run, []
-
-        def run(*a):
-            calls.append(a[-1])
-            if a[-1] is not None:
-                raise tempora.TemporaError("tempora: explain: -model-fd: procmodel: protocol error: %s "
-                                           "(see docs/protocol.md)" % _explain._OLD_PROGRAM)
-            return real(*a)
-
-        with mock.patch.object(_explain, "_run", run):
-            ex = tempora.explain(_models.additive, X, y, task="regression", seed=1, permutations=10, progress=False)
-        self.assertEqual(len(calls), 2)
-        self.assertIsNotNone(calls[0])
-        self.assertIsNone(calls[1])
-        self.assertEqual(len(ex.to_dict()["features"]), X.shape[1])
-        # Any other failure is not retried.
-        with mock.patch.object(_explain, "_run", mock.Mock(side_effect=tempora.TemporaError("tempora: no luck"))) as m:
-            with self.assertRaisesRegex(tempora.TemporaError, "no luck"):
-                tempora.explain(_models.additive, X, y, task="regression", progress=False)
-        self.assertEqual(m.call_count, 1)
 
 
 if __name__ == "__main__":
