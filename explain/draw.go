@@ -108,6 +108,14 @@ func (e *Engine) modelError(err error) error {
 	return fmt.Errorf("explain: model: %w", err)
 }
 
+// predictionError is the error of prediction p of instance i of the data
+// (the predictions evaluate checks are the data's instances in order): a
+// *tempora.DataError locating the instance, for the callers that map it to
+// their own ids (docs/errors.md).
+func predictionError(i int, p float64, format string, args ...any) error {
+	return tempora.NewDataError(tempora.KindPrediction, fmt.Errorf(format, args...)).At(i, -1, -1).WithValue(p)
+}
+
 // evaluate predicts x into ws.pred (or, with x nil, takes the predictions
 // already in ws.pred), computes the losses into ws.loss and returns their
 // mean, summed in instance order.
@@ -124,11 +132,11 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 	for i, p := range ws.pred {
 		switch {
 		case math.IsNaN(p) && e.masked && !e.obs.Complete():
-			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written; the data has missing values: %s)", i, neverImputes)
+			return 0, predictionError(i, p, "explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written; the data has missing values: %s)", i, neverImputes)
 		case math.IsNaN(p):
-			return 0, fmt.Errorf("explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written)", i)
+			return 0, predictionError(i, p, "explain: model predicted NaN for instance %d (a NaN may mean the prediction was not written)", i)
 		case math.IsInf(p, 0):
-			return 0, fmt.Errorf("explain: model predicted %v for instance %d", p, i)
+			return 0, predictionError(i, p, "explain: model predicted %v for instance %d", p, i)
 		}
 	}
 	e.loss(ws.loss, e.data.Y, ws.pred)
