@@ -29,7 +29,7 @@ import (
 )
 
 // The documents whose facts are checked against the code.
-var checkedDocs = []string{"../README.md", "../docs/decisions.md", "../docs/records.md", "../docs/protocol.md"}
+var checkedDocs = []string{"../README.md", "../docs/decisions.md", "../docs/records.md", "../docs/protocol.md", "../docs/errors.md"}
 
 // readDoc returns a document with every run of white space (line breaks
 // included) turned into one blank, so that a fact matches however the
@@ -242,6 +242,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{records, "## Record (`" + record.Format + "`)"},
 		{records, "## Manifest (`" + experiments.ManifestFormat + "`)"},
 		{records, fmt.Sprintf("is at most %d bytes, as it is a file or directory name", record.MaxKeyElement)},
+		// docs/errors.md
+		{"../docs/errors.md", fmt.Sprintf("the mean magnitude of its cells of magnitude at least %s", sci(method.NearZero))},
 		// docs/protocol.md
 		{protocol, fmt.Sprintf("# The model process protocol (versions %d to %d)", procmodel.OldestVersion, procmodel.HeldVersion)},
 		{protocol, fmt.Sprintf("waits up to %d seconds (`Options.CloseTimeout`)", int(procmodel.DefaultCloseTimeout.Seconds()))},
