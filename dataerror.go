@@ -1,6 +1,7 @@
 package tempora
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -56,9 +57,11 @@ const (
 	// Value of the first one).
 	KindMask DataErrorKind = "mask"
 	// KindPrediction: the model predicted a value that is not finite or,
-	// for classification, not a probability (Value). Instance is the
-	// dataset's instance when the predictions were those of the dataset's
-	// instances in order (TIME's evaluations), else −1: in a batch of
+	// for classification, not a probability (Value). Row is the
+	// prediction's position in the batch checked (CheckPredictions);
+	// Instance is the dataset's instance only where the caller knows the
+	// batch's rows are the dataset's instances in order
+	// (LocatePrediction; TIME's evaluations), else −1: in a batch of
 	// samples or perturbations the position names no instance of the
 	// data.
 	KindPrediction DataErrorKind = "prediction"
@@ -86,9 +89,10 @@ type DataError struct {
 	// Value is the value at fault, when HasValue.
 	Value    float64
 	HasValue bool
-	// Count and Lengths: see the kinds.
+	// Count, Lengths and Row: see the kinds.
 	Count   int
 	Lengths [2]int
+	Row     int
 	// Alignment is the dataset's (KindAlignment).
 	Alignment Alignment
 	// Err is the error as a message.
@@ -98,7 +102,19 @@ type DataError struct {
 // NewDataError returns a DataError of the given kind with message err, at
 // no location.
 func NewDataError(kind DataErrorKind, err error) *DataError {
-	return &DataError{Kind: kind, Instance: -1, Feature: -1, Timestep: -1, Err: err}
+	return &DataError{Kind: kind, Instance: -1, Feature: -1, Timestep: -1, Row: -1, Err: err}
+}
+
+// LocatePrediction says that the predictions whose check failed with err
+// were those of the dataset's instances first, first+1, … in order: a
+// KindPrediction DataError in err's chain gets Instance first+Row. It
+// returns err (nil for nil); any other error is left as it is.
+func LocatePrediction(err error, first int) error {
+	var de *DataError
+	if errors.As(err, &de) && de.Kind == KindPrediction && de.Row >= 0 && de.Instance < 0 {
+		de.Instance = first + de.Row
+	}
+	return err
 }
 
 // dataErrorf is NewDataError with a formatted message.

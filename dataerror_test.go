@@ -2,7 +2,9 @@ package tempora
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +41,8 @@ func TestDataErrorFields(t *testing.T) {
 		{"unobserved instance", obs(&Dataset{X: tensor(2, 2, 2, []float64{1, 2, nan, nan, nan, nan, nan, nan}), Y: []float64{0, 1}}), KindUnobservedInstance, 1, -1, -1, nan, 0},
 		{"unobserved feature", obs(&Dataset{X: tensor(2, 2, 2, []float64{1, 2, nan, nan, 3, 4, nan, nan}), Y: []float64{0, 1}}), KindUnobservedFeature, -1, 1, -1, nan, 0},
 		{"prediction", CheckPredictions(Classification, []float64{0.5, 1.5}), KindPrediction, -1, -1, -1, 1.5, 0},
+		{"located prediction", LocatePrediction(fmt.Errorf("model: %w", CheckPredictions(Regression, []float64{0, math.Inf(-1)})), 10), KindPrediction, 11, -1, -1, math.Inf(-1), 0},
+		{"unlocated other error", LocatePrediction(obs(&Dataset{X: tensor(2, 2, 2, []float64{1, 2, nan, nan, nan, nan, nan, nan}), Y: []float64{0, 1}}), 10), KindUnobservedInstance, 1, -1, -1, nan, 0},
 	} {
 		var de *DataError
 		if !errors.As(tc.err, &de) {
@@ -52,8 +56,8 @@ func TestDataErrorFields(t *testing.T) {
 		if wantValue := !math.IsNaN(tc.value); de.HasValue != wantValue && tc.kind != KindMissing || wantValue && de.Value != tc.value {
 			t.Errorf("%s: value %v (%v), want %v", tc.name, de.Value, de.HasValue, tc.value)
 		}
-		if de.Error() != tc.err.Error() {
-			t.Errorf("%s: the DataError's message %q differs from the error's %q", tc.name, de.Error(), tc.err)
+		if !strings.HasSuffix(tc.err.Error(), de.Error()) {
+			t.Errorf("%s: the DataError's message %q does not end the error's %q", tc.name, de.Error(), tc.err)
 		}
 	}
 }

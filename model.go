@@ -194,18 +194,26 @@ func (d *Dataset) validateRest(minInstances int) error {
 // once a caller wraps it as one ("explain: model: predicted +Inf for
 // instance 0"). Explainers call it on the baseline predictions so that a
 // broken model is reported, not explained. The error is a *DataError of
-// KindPrediction without an instance: pred may be any batch (of samples,
-// of single rows), whose positions name no instance of the data.
+// KindPrediction with Row i and no instance: pred may be any batch (of
+// samples, of single rows), whose positions name no instance of the data
+// unless the caller says so (LocatePrediction).
 func CheckPredictions(task Task, pred []float64) error {
 	for i, p := range pred {
 		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return dataErrorf(KindPrediction, "tempora: predicted %v for instance %d", p, i).WithValue(p)
+			return predictionErrorf(i, p, "tempora: predicted %v for instance %d", p, i)
 		}
 		if task == Classification && (p < 0 || p > 1) {
-			return dataErrorf(KindPrediction, "tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i).WithValue(p)
+			return predictionErrorf(i, p, "tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i)
 		}
 	}
 	return nil
+}
+
+// predictionErrorf is the KindPrediction error of prediction p at row i.
+func predictionErrorf(i int, p float64, format string, args ...any) *DataError {
+	e := dataErrorf(KindPrediction, format, args...).WithValue(p)
+	e.Row = i
+	return e
 }
 
 // countNonFinite returns the number of values of s that are NaN or ±Inf

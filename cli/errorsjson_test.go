@@ -144,3 +144,28 @@ func TestErrorsDocKinds(t *testing.T) {
 		t.Errorf("docs/errors.md lists the other kinds %q, the code has %q", other, want)
 	}
 }
+
+// TestErrorsJSONPrediction: a prediction that is not finite names the
+// data's instance where the explainer predicted the data's instances in
+// order (TIME's baseline), and no instance where the batch held samples
+// (LIME's perturbations of one instance).
+func TestErrorsJSONPrediction(t *testing.T) {
+	t.Chdir(t.TempDir())
+	badInputFixtures(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(badModelEnv, "NaN") // every prediction
+	cmd := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' -test.run=^$"
+	for _, tc := range []struct {
+		method   string
+		instance any
+	}{{"TIME", float64(0)}, {"LIME", nil}} {
+		obj, text := errorLines(t, "explain", "-errors", "json", "-data", "x.npy", "-targets", "y.npy", "-task", "regression",
+			"-model-cmd", cmd, "-method", tc.method, "-model-timeout", "1m")
+		if obj["kind"] != "prediction" || obj["value"] != "NaN" || obj["instance"] != tc.instance {
+			t.Errorf("%s: kind %v value %v instance %v, want prediction NaN at %v (%s)", tc.method, obj["kind"], obj["value"], obj["instance"], tc.instance, text)
+		}
+	}
+}

@@ -89,11 +89,13 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 }
 
 // predict predicts x into dst, counting the call.
-func (e *Engine) predict(dst []float64, x *tempora.Tensor) error {
+func (e *Engine) predict(dst []float64, x *tempora.Tensor, first int) error {
 	e.calls.Add(1)
 	e.evals.Add(int64(x.M))
 	if err := e.model.Predict(dst, x); err != nil {
-		return e.modelError(err)
+		// x's rows are the data's instances first, first+1, …: a
+		// prediction error names its instance (docs/errors.md).
+		return e.modelError(tempora.LocatePrediction(err, first))
 	}
 	return nil
 }
@@ -113,7 +115,9 @@ func (e *Engine) modelError(err error) error {
 // *tempora.DataError locating the instance, for the callers that map it to
 // their own ids (docs/errors.md).
 func predictionError(i int, p float64, format string, args ...any) error {
-	return tempora.NewDataError(tempora.KindPrediction, fmt.Errorf(format, args...)).At(i, -1, -1).WithValue(p)
+	de := tempora.NewDataError(tempora.KindPrediction, fmt.Errorf(format, args...)).At(i, -1, -1).WithValue(p)
+	de.Row = i
+	return de
 }
 
 // evaluate predicts x into ws.pred (or, with x nil, takes the predictions
@@ -125,7 +129,7 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 		for i := range ws.pred {
 			ws.pred[i] = nan
 		}
-		if err := e.predict(ws.pred, x); err != nil {
+		if err := e.predict(ws.pred, x, 0); err != nil {
 			return 0, err
 		}
 	}
@@ -262,7 +266,7 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		if p.Kind == Conditional {
 			permuteConditional(chunk, src, i0, p, perm)
 		}
-		if err := e.predict(ws.pred[i0:i1], chunk); err != nil {
+		if err := e.predict(ws.pred[i0:i1], chunk, i0); err != nil {
 			return 0, err
 		}
 	}
