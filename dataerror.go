@@ -25,7 +25,9 @@ const (
 	// them all.
 	KindInfinite DataErrorKind = "infinite"
 	// KindMissing: a data value is NaN (missing) where the caller needs
-	// complete data: Instance, Feature, Timestep of the first one.
+	// complete data: Instance, Feature, Timestep of the first one, and
+	// Count of them where counted (method.RequireComplete); no location
+	// when the data's only gaps are sequences shorter than the others.
 	KindMissing DataErrorKind = "missing"
 	// KindUnobservedInstance: an instance has no observed value
 	// (Instance).

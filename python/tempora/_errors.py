@@ -119,7 +119,10 @@ def data_error(info: Dict[str, Any], data: Data, y_shape: Optional[Tuple[int, ..
         msg = ("X holds %d infinite values (the first at %s); a missing value is NaN, and infinities are errors"
                % (count or 1, data.cell(i, j, t)))
     elif kind == "missing" and i is not None and j is not None and t is not None:
-        msg = "X has a missing value (NaN) at %s, and the method needs complete data" % data.cell(i, j, t)
+        # The program's reason (which method, why, how much is missing)
+        # in its words, after the cell in the caller's terms.
+        msg = "X has a missing value (NaN) at %s, and the method needs complete data: %s" % (
+            data.cell(i, j, t), detail)
     elif kind == "unobserved-instance" and i is not None:
         msg = "X: instance %s has no observed value (every value is NaN or masked)" % data.instance_label(i)
     elif kind == "unobserved-feature" and j is not None:

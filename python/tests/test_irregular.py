@@ -264,6 +264,21 @@ class ExplainTest(unittest.TestCase):
             tempora.explain(never, np.ones((3, 1, 2)), [1.0, 2.0], task="regression", progress=False)
         self.assertEqual((cm.exception.kind, cm.exception.argument), ("targets", "y"))
 
+    @need_pandas
+    def test_method_that_needs_complete_data(self):
+        """A method that refuses missing values (LIME) names the first one
+        in the DataFrame's terms, with the program's reason."""
+        import pandas as pd
+        df = pd.DataFrame({"instance": ["a", "a", "b", "b", "c", "c"], "time": [0, 1, 0, 1, 0, 1],
+                           "hr": [1.0, 2, 3, nan, 1, 1], "bp": [1.0, 2, 3, 4, nan, 1]})
+        with self.assertRaises(tempora.DataError) as cm:
+            tempora.explain(observed_mean, df, [1.0, 2, 3], task="regression", method="lime", progress=False)
+        e = cm.exception
+        self.assertEqual((e.kind, e.argument, e.instance, e.time, e.feature, e.count, e.index),
+                         ("missing", "X", "b", 1, "hr", 2, None))
+        self.assertIn("at instance 'b', time 1, feature 'hr'", str(e))
+        self.assertIn("LIME needs complete data", str(e))
+
     def test_arguments_are_named(self):
         with self.assertRaisesRegex(ValueError, r"^alignment must be"):
             tempora.explain(observed_mean, np.ones((3, 1, 2)), [1.0, 2.0, 3.0], task="regression", alignment="late",
