@@ -85,7 +85,11 @@
 // or directory". The libraries' package prefixes ("synth: ", "experiments:
 // ") are left out (see internal/errmsg); README.md, section "Bad input",
 // lists the classes of bad input and their messages, and TestBadInputREADME
-// checks that list against the command line.
+// checks that list against the command line. Commands that read data
+// (explain, describe) take -errors json, which writes the error also as one
+// JSON line before that one: its kind and, for bad data, the instance,
+// feature and timestep at fault, for programs that map them to their own
+// names (errorsjson.go; docs/errors.md).
 package cli
 
 import (
