@@ -217,7 +217,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 					nan[j]++
 					unseen[t]++
 				case math.IsInf(v, 0):
-					return nil, fmt.Errorf("tempora: value at instance %d, feature %s, timestep %d is %v (a missing value is NaN; infinities are errors)", i, name(j), t, v)
+					return nil, dataErrorf(KindInfinite, "tempora: value at instance %d, feature %s, timestep %d is %v (a missing value is NaN; infinities are errors)", i, name(j), t, v).At(i, j, t).WithValue(v).WithCount(CountInf(x.Data))
 				default:
 					first, last = min(first, t), max(last, t)
 					sp := &o.Span[j]
@@ -226,7 +226,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 			}
 		}
 		if last < 0 {
-			return nil, fmt.Errorf("tempora: instance %d has no observed value (every value is NaN)", i)
+			return nil, dataErrorf(KindUnobservedInstance, "tempora: instance %d has no observed value (every value is NaN)", i).At(i, -1, -1)
 		}
 		firsts[i], lasts[i] = first, last
 		sup := Window{Start: 0, End: last}
@@ -245,7 +245,7 @@ func observe(x *Tensor, a Alignment, name func(int) string) (*Observation, error
 	}
 	for j, sp := range o.Span {
 		if sp.End < 0 {
-			return nil, fmt.Errorf("tempora: feature %s is never observed (every value is NaN)", name(j))
+			return nil, dataErrorf(KindUnobservedFeature, "tempora: feature %s is never observed (every value is NaN)", name(j)).At(-1, j, -1)
 		}
 	}
 	for k, n := range o.Observed {
@@ -371,12 +371,16 @@ func checkAlignment(a Alignment, l int, first, last []int) error {
 		for i := range m {
 			lo, hi = min(lo, last[i]+1), max(hi, last[i]+1)
 		}
-		return fmt.Errorf("tempora: alignment end, but the data lines up the sequences' starts: every instance is observed at timestep 0 and %d of %d end before the last timestep (lengths %d to %d); use alignment start, or place each sequence so that timestep %d is its last step (NaN padding at the start)", endEarly, m, lo, hi, l-1)
+		e := dataErrorf(KindAlignment, "tempora: alignment end, but the data lines up the sequences' starts: every instance is observed at timestep 0 and %d of %d end before the last timestep (lengths %d to %d); use alignment start, or place each sequence so that timestep %d is its last step (NaN padding at the start)", endEarly, m, lo, hi, l-1).WithCount(endEarly)
+		e.Lengths, e.Alignment = [2]int{lo, hi}, a
+		return e
 	case a == AlignStart && atEnd == m && 2*startLate >= m:
 		for i := range m {
 			lo, hi = min(lo, l-first[i]), max(hi, l-first[i])
 		}
-		return fmt.Errorf("tempora: alignment start (the default), but the data lines up the sequences' ends: every instance is observed at the last timestep and %d of %d start after timestep 0 (lengths %d to %d); use alignment end (the last timestep is each sequence's last step), or place each sequence so that timestep 0 is its first step (NaN padding at the end)", startLate, m, lo, hi)
+		e := dataErrorf(KindAlignment, "tempora: alignment start (the default), but the data lines up the sequences' ends: every instance is observed at the last timestep and %d of %d start after timestep 0 (lengths %d to %d); use alignment end (the last timestep is each sequence's last step), or place each sequence so that timestep 0 is its first step (NaN padding at the end)", startLate, m, lo, hi).WithCount(startLate)
+		e.Lengths, e.Alignment = [2]int{lo, hi}, a
+		return e
 	}
 	return nil
 }

@@ -126,7 +126,9 @@ func (d *Dataset) Name(j int) string {
 // accept), the targets (one per instance, finite, 0/1 for
 // classification), the task and the feature names (one per feature,
 // distinct, non-empty). minInstances is the smallest M the caller can work
-// with. Callers that accept missing values use Observe instead.
+// with. Callers that accept missing values use Observe instead. An error
+// about the data, targets or names is a *DataError saying what is wrong and
+// where.
 func (d *Dataset) Validate(minInstances int) error {
 	if d == nil {
 		return fmt.Errorf("tempora: nil dataset")
@@ -140,16 +142,15 @@ func (d *Dataset) Validate(minInstances int) error {
 // Observe checks a dataset that may have missing values (NaN) as Validate
 // checks a complete one, and returns where its data is observed. It
 // returns an error for ±Inf, an invalid alignment, an instance with no
-// observed value and a feature that is never observed, naming the
-// instance or feature.
+// observed value, a feature that is never observed and sequences that
+// share the other end of the time axis than d.Alignment says, naming the
+// instance or feature; as Validate's, an error about the dataset is a
+// *DataError.
 func (d *Dataset) Observe(minInstances int) (*Observation, error) {
 	if d == nil {
 		return nil, fmt.Errorf("tempora: nil dataset")
 	}
 	x := d.X
-	if x == nil {
-		return nil, fmt.Errorf("tempora: nil data tensor")
-	}
 	if err := x.validateShape(); err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (d *Dataset) describeFeature(j int) string {
 // validateRest checks everything but the data values.
 func (d *Dataset) validateRest(minInstances int) error {
 	if d.X.M < minInstances {
-		return fmt.Errorf("tempora: %d instances, need at least %d", d.X.M, minInstances)
+		return dataErrorf(KindShape, "tempora: %d instances, need at least %d", d.X.M, minInstances)
 	}
 	if d.Outputs != nil {
 		if err := d.Outputs.validate(d.Task, d.X.L); err != nil {
@@ -181,7 +182,7 @@ func (d *Dataset) validateRest(minInstances int) error {
 			return err
 		}
 	} else if len(d.Y) != d.X.M {
-		return fmt.Errorf("tempora: %d targets for %d instances", len(d.Y), d.X.M)
+		return dataErrorf(KindTargets, "tempora: %d targets for %d instances", len(d.Y), d.X.M).WithCount(len(d.Y))
 	}
 	if d.Task != Regression && d.Task != Classification {
 		return fmt.Errorf("tempora: invalid task %d", int(d.Task))
@@ -194,23 +195,23 @@ func (d *Dataset) validateRest(minInstances int) error {
 			break // checked by validateTargets
 		}
 		if math.IsNaN(y) || math.IsInf(y, 0) {
-			return fmt.Errorf("tempora: target of instance %d is %v", i, y)
+			return dataErrorf(KindTarget, "tempora: target of instance %d is %v", i, y).At(i, -1, -1).WithValue(y).WithCount(countNonFinite(d.Y))
 		}
 		if d.Task == Classification && y != 0 && y != 1 {
-			return fmt.Errorf("tempora: classification target of instance %d is %v, want 0 or 1", i, y)
+			return dataErrorf(KindTarget, "tempora: classification target of instance %d is %v, want 0 or 1", i, y).At(i, -1, -1).WithValue(y)
 		}
 	}
 	if d.FeatureNames != nil {
 		if len(d.FeatureNames) != d.X.D {
-			return fmt.Errorf("tempora: %d feature names for %d features", len(d.FeatureNames), d.X.D)
+			return dataErrorf(KindFeatureNames, "tempora: %d feature names for %d features", len(d.FeatureNames), d.X.D).WithCount(len(d.FeatureNames))
 		}
 		seen := make(map[string]int, len(d.FeatureNames))
 		for j, n := range d.FeatureNames {
 			if n == "" {
-				return fmt.Errorf("tempora: feature %d has an empty name", j)
+				return dataErrorf(KindFeatureNames, "tempora: feature %d has an empty name", j).At(-1, j, -1)
 			}
 			if k, ok := seen[n]; ok {
-				return fmt.Errorf("tempora: features %d and %d share the name %q", k, j, n)
+				return dataErrorf(KindFeatureNames, "tempora: features %d and %d share the name %q", k, j, n).At(-1, j, -1)
 			}
 			seen[n] = j
 		}
@@ -220,17 +221,40 @@ func (d *Dataset) validateRest(minInstances int) error {
 
 // CheckPredictions returns an error if a prediction is not finite, or, for
 // classification, not a probability in [0, 1]. The message ("tempora:
-// predicted +Inf for instance 0") reads as a model error once a caller
-// wraps it as one ("explain: model: predicted +Inf for instance 0"). Explainers call it on the
-// baseline predictions so that a broken model is reported, not explained.
+// predicted +Inf for instance 0", the index in pred) reads as a model error
+// once a caller wraps it as one ("explain: model: predicted +Inf for
+// instance 0"). Explainers call it on the baseline predictions so that a
+// broken model is reported, not explained. The error is a *DataError of
+// KindPrediction with Row i and no instance: pred may be any batch (of
+// samples, of single rows), whose positions name no instance of the data
+// unless the caller says so (LocatePrediction).
 func CheckPredictions(task Task, pred []float64) error {
 	for i, p := range pred {
 		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return fmt.Errorf("tempora: predicted %v for instance %d", p, i)
+			return predictionErrorf(i, p, "tempora: predicted %v for instance %d", p, i)
 		}
 		if task == Classification && (p < 0 || p > 1) {
-			return fmt.Errorf("tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i)
+			return predictionErrorf(i, p, "tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i)
 		}
 	}
 	return nil
+}
+
+// predictionErrorf is the KindPrediction error of prediction p at row i.
+func predictionErrorf(i int, p float64, format string, args ...any) *DataError {
+	e := dataErrorf(KindPrediction, format, args...).WithValue(p)
+	e.Row = i
+	return e
+}
+
+// countNonFinite returns the number of values of s that are NaN or ±Inf
+// (only on an error's path: it reads all of s).
+func countNonFinite(s []float64) int {
+	n := 0
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			n++
+		}
+	}
+	return n
 }

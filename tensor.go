@@ -87,8 +87,8 @@ func (x *Tensor) Clone() *Tensor {
 func (x *Tensor) SameShape(y *Tensor) bool { return x.M == y.M && x.D == y.D && x.L == y.L }
 
 // Validate checks that the shape is positive and consistent with the storage
-// and that every value is finite. The error names the first offending
-// element.
+// and that every value is finite. The error, a *DataError, names the first
+// offending element.
 func (x *Tensor) Validate() error {
 	if err := x.validateShape(); err != nil {
 		return err
@@ -99,23 +99,24 @@ func (x *Tensor) Validate() error {
 	}
 	v := x.Data[k]
 	i, r := k/(x.D*x.L), k%(x.D*x.L)
+	j, t := r/x.L, r%x.L
 	if math.IsNaN(v) {
-		return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, r/x.L, r%x.L)
+		return dataErrorf(KindMissing, "tempora: data value at instance %d, feature %d, timestep %d is NaN (a missing value), and this needs complete data", i, j, t).At(i, j, t).WithValue(v)
 	}
-	return fmt.Errorf("tempora: data value at instance %d, feature %d, timestep %d is %v", i, r/x.L, r%x.L, v)
+	return dataErrorf(KindInfinite, "tempora: data value at instance %d, feature %d, timestep %d is %v", i, j, t, v).At(i, j, t).WithValue(v).WithCount(CountInf(x.Data))
 }
 
 // validateShape checks that the shape is positive and consistent with the
 // storage.
 func (x *Tensor) validateShape() error {
 	if x == nil {
-		return fmt.Errorf("tempora: nil data tensor")
+		return dataErrorf(KindShape, "tempora: nil data tensor")
 	}
 	if x.M <= 0 || x.D <= 0 || x.L <= 0 {
-		return fmt.Errorf("tempora: data tensor has empty shape %d×%d×%d", x.M, x.D, x.L)
+		return dataErrorf(KindShape, "tempora: data tensor has empty shape %d×%d×%d", x.M, x.D, x.L)
 	}
 	if len(x.Data) != x.M*x.D*x.L {
-		return fmt.Errorf("tempora: data tensor holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
+		return dataErrorf(KindShape, "tempora: data tensor holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
 	}
 	return nil
 }

@@ -27,13 +27,16 @@ the same summary.
 type describeFlags struct {
 	data, names string
 	input       dataInputFlags
+	errors      errorFormat
 }
 
-func (p *program) describe(_ context.Context, args []string, stdout, _ io.Writer) error {
+func (p *program) describe(_ context.Context, args []string, stdout, _ io.Writer) (err error) {
 	fs := newFlagSet("describe", describeHelp, stdout)
 	var f describeFlags
+	defer f.errors.mark(&err)
+	defineErrorsFlag(fs, &f.errors)
 	fs.StringVar(&f.data, "data", "", "describe the data tensor `file` (.npy, or long-format .csv) instead of a problem")
-	fs.StringVar(&f.names, "feature-names", "", "feature names `file` with -data, one per line")
+	fs.StringVar(&f.names, "feature-names", "", "feature names `file` with -data: one per line, or a .json array")
 	defineDataInputFlags(fs, &f.input)
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)

@@ -303,6 +303,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{records, "## Record (`" + record.Format + "`)"},
 		{records, "## Manifest (`" + experiments.ManifestFormat + "`)"},
 		{records, fmt.Sprintf("is at most %d bytes, as it is a file or directory name", record.MaxKeyElement)},
+		// docs/errors.md
+		{"../docs/errors.md", fmt.Sprintf("the mean magnitude of its cells of magnitude at least %s", sci(method.NearZero))},
 		// docs/protocol.md
 		{protocol, fmt.Sprintf("# The model process protocol (version %d)", procmodel.Version)},
 		{protocol, fmt.Sprintf("waits up to %d seconds (`Options.CloseTimeout`)", int(procmodel.DefaultCloseTimeout.Seconds()))},

@@ -76,6 +76,7 @@ type explainFlags struct {
 	jsonOut, csvOut                      string
 	quiet                                bool
 	progress                             string
+	errors                               errorFormat
 	params                               map[string]*paramFlag
 }
 
@@ -87,7 +88,7 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.StringVar(&f.problem, "problem", "", "explain the model of the synthetic problem in `DIR` and compare with its ground truth")
 	fs.StringVar(&f.data, "data", "", "data tensor `file` (.npy, or long-format .csv)")
 	fs.StringVar(&f.targets, "targets", "", "targets `file` (.npy, or .csv/.txt with one value per line)")
-	fs.StringVar(&f.names, "feature-names", "", "feature names `file`, one per line")
+	fs.StringVar(&f.names, "feature-names", "", "feature names `file`: one per line, or a .json array")
 	defineDataInputFlags(fs, &f.input)
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
 	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
@@ -101,7 +102,8 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")
 	fs.StringVar(&f.csvOut, "csv", "", "write the per-feature results as CSV to `file`")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress reports on standard error")
-	fs.StringVar(&f.progress, "progress", "text", "progress `format` on standard error: text (one updating line on a terminal, else a line every few seconds) or json (a JSON line twice a second, for programs)")
+	fs.StringVar(&f.progress, "progress", "text", "progress `format`: text (a line every few seconds) or json (twice a second)")
+	defineErrorsFlag(fs, &f.errors)
 }
 
 // explainOwnFlags returns a flag set holding only the flags of "tempora
@@ -116,6 +118,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	fs := newFlagSet("explain", explainHelp, stdout)
 	fs.Usage = func() { p.explainUsage(stdout) }
 	var f explainFlags
+	defer f.errors.mark(&err)
 	defineExplainFlags(fs, &f, p.table.Names())
 	f.params = map[string]*paramFlag{}
 	for _, tp := range p.table.Params() {

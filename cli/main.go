@@ -23,6 +23,8 @@
 //	problems  write a suite's problems for an outside tool
 //	evaluate  score an outside tool's feature × timestep scores against
 //	          ground truth, and turn them into records
+//	rank      rank features by an outside tool's cell scores, as the
+//	          benchmark scores them
 //	serve     answer the model protocol (docs/protocol.md) for a synthetic
 //	          problem's model on standard input and output
 //
@@ -84,7 +86,11 @@
 // or directory". The libraries' package prefixes ("synth: ", "experiments:
 // ") are left out (see internal/errmsg); docs/bad-input.md lists the
 // classes of bad input and their messages, and TestBadInputDoc checks that
-// list against the command line.
+// list against the command line. Commands that read data (explain,
+// describe) take -errors json, which writes the error also as one JSON
+// line before that one: its kind and, for bad data, the instance, feature
+// and timestep at fault, for programs that map them to their own names
+// (errorsjson.go; docs/errors.md).
 package cli
 
 import (
@@ -128,19 +134,38 @@ func Main(methods ...method.Method) {
 	}
 	stop()
 	if err != nil {
-		var sig interruptError
+		var (
+			sig interruptError
+			jr  jsonReported
+		)
 		interrupted := errors.As(context.Cause(ctx), &sig)
 		if interrupted && errors.Is(err, context.Canceled) {
-			err = sig
+			if errors.As(err, &jr) { // -errors json (errorsjson.go)
+				err = jsonReported{sig}
+			} else {
+				err = sig
+			}
 		}
-		// One line: multi-line details (such as a model program's last
-		// standard error lines, already shown as it ran) are joined.
-		fmt.Fprintln(os.Stderr, "tempora:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | "))
+		writeError(os.Stderr, err)
 		if interrupted {
 			os.Exit(128 + int(sig.sig))
 		}
 		os.Exit(exitStatus(err))
 	}
+}
+
+// writeError writes err, a command's error, to w: one line "tempora: " and
+// its message, with multi-line details (such as a model program's last
+// standard error lines, already shown as it ran) joined by " | ";
+// preceded, for a command given -errors json, by the JSON line of
+// errorsjson.go.
+func writeError(w io.Writer, err error) {
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | ")
+	var jr jsonReported
+	if errors.As(err, &jr) {
+		writeErrorJSON(w, err, msg)
+	}
+	fmt.Fprintln(w, "tempora:", msg)
 }
 
 // interruptError is the cause of a context cancelled by a signal.
@@ -267,6 +292,7 @@ func init() {
 		{"problems", "-suite NAME [-grid SPEC] [-models N] [-quick] [-seed S] -out DIR", "write a suite's problems for an outside tool", (*program).problems},
 		{"evaluate", "(-problem DIR -scores FILE | -problems DIR -scores NAME -method M -out DIR) [-mode MODE]",
 			"score an outside tool's feature × timestep scores against ground truth", (*program).evaluate},
+		{"rank", "-scores FILE [-json]", "rank features by an outside tool's cell scores, as the benchmark scores them", (*program).rank},
 		{"serve", "-problem DIR", "answer the model protocol for a synthetic problem's model on stdin/stdout", (*program).serve},
 	}
 }

@@ -8,15 +8,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
-	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // Data files
@@ -41,10 +38,10 @@ import (
 //     a line, or whose value is empty, NA or NaN, is missing.
 //   - a vector, for example targets, with one value per line and an optional
 //     header line (ReadVectorCSV);
-//   - feature names, one per line (ReadFeatureNames).
+//   - feature names, one per line (ReadFeatureNames; names.go).
 //
-// ReadDataset reads a whole Dataset, choosing the format of each file from
-// its extension (.npy or .csv).
+// ReadFiles (dataset.go) reads a whole dataset, choosing each file's
+// reader from its extension (readers.go).
 
 // csvColumns are the columns of the long tensor format, in the order
 // WriteTensorCSV writes them.
@@ -262,10 +259,10 @@ func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error
 		byName := make(map[string]int, len(featureNames))
 		for j, s := range featureNames {
 			if err := checkName(s); err != nil {
-				return nil, nil, fmt.Errorf("given feature name %d: %w", j, err)
+				return nil, nil, nameError(j, fmt.Errorf("given feature name %d: %w", j, err))
 			}
 			if k, ok := byName[s]; ok {
-				return nil, nil, fmt.Errorf("given feature names %d and %d are both %q", k, j, s)
+				return nil, nil, nameError(j, fmt.Errorf("given feature names %d and %d are both %q", k, j, s))
 			}
 			byName[s] = j
 		}
@@ -498,69 +495,6 @@ func writeVectorCSV(w io.Writer, v []float64) error {
 	return bw.Flush()
 }
 
-// ReadFeatureNames reads feature names from a text file, one name per line
-// (surrounding spaces trimmed; blank lines at the end ignored). It returns an
-// error naming the file and line for a blank name, a name given twice or a
-// name with a control character (a carriage return left by old Mac line
-// endings, a tab), or for a file without names.
-func ReadFeatureNames(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataio: %w", err)
-	}
-	defer f.Close()
-	names, err := readFeatureNames(f)
-	if err != nil {
-		return nil, fmt.Errorf("dataio: %s: %w", path, err)
-	}
-	return names, nil
-}
-
-func readFeatureNames(r io.Reader) ([]string, error) {
-	names, err := readLines(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(names) == 0 {
-		return nil, errors.New("no feature names")
-	}
-	seen := make(map[string]int, len(names))
-	for k, s := range names {
-		if s == "" {
-			return nil, fmt.Errorf("line %d: blank feature name", k+1)
-		}
-		if err := checkName(s); err != nil {
-			return nil, fmt.Errorf("line %d: %w", k+1, err)
-		}
-		if p, ok := seen[s]; ok {
-			return nil, fmt.Errorf("lines %d and %d both name %q", p+1, k+1, s)
-		}
-		seen[s] = k
-	}
-	return names, nil
-}
-
-// checkName returns an error if s cannot be a feature name: empty, with
-// surrounding white space (cells and name files are trimmed, so no cell
-// could name it), with a control character (a line break or carriage
-// return, for instance from old Mac line endings, would corrupt the files
-// and tables that show the name) or with a byte-order mark (left inside a
-// name by concatenated files; it is invisible, and stripped from the start
-// of a file, so the name would not read back).
-func checkName(s string) error {
-	switch {
-	case s == "":
-		return errors.New("feature name is empty")
-	case strings.TrimSpace(s) != s:
-		return fmt.Errorf("feature name %q has surrounding white space", s)
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return fmt.Errorf("feature name %q contains a control character", s)
-	case strings.ContainsRune(s, '\ufeff'):
-		return fmt.Errorf("feature name %q contains a byte-order mark", s)
-	}
-	return nil
-}
-
 // readLines returns the lines of r with surrounding white space (and any
 // byte-order mark) trimmed and trailing blank lines dropped.
 func readLines(r io.Reader) ([]string, error) {
@@ -595,63 +529,4 @@ func checkVector(v []float64) error {
 		}
 	}
 	return nil
-}
-
-// ReadDataset reads a dataset from files, choosing each file's format from
-// its extension: ".npy" for NumPy arrays (ReadTensorNPY, ReadVectorNPY) and
-// ".csv" or ".txt" for text (ReadTensorCSV, ReadVectorCSV). dataPath holds
-// the M × D × L tensor and targetsPath the M targets; namesPath, if not
-// empty, holds one feature name per line (ReadFeatureNames). Names given in
-// a long-format CSV data file are used when namesPath is empty.
-//
-// The dataset is validated (Dataset.Validate with at least one instance),
-// so it returns an error, naming the files, when the number of targets or of
-// names does not match the data or a classification target is not 0 or 1.
-func ReadDataset(dataPath, targetsPath, namesPath string, task tempora.Task) (*tempora.Dataset, error) {
-	var names []string
-	if namesPath != "" {
-		var err error
-		if names, err = ReadFeatureNames(namesPath); err != nil {
-			return nil, err
-		}
-	}
-	var x *tempora.Tensor
-	switch ext := strings.ToLower(filepath.Ext(dataPath)); ext {
-	case ".npy":
-		var err error
-		if x, err = ReadTensorNPY(dataPath); err != nil {
-			return nil, err
-		}
-		if names != nil && len(names) != x.D {
-			return nil, fmt.Errorf("dataio: %s has %d feature names but %s has %d features", namesPath, len(names), dataPath, x.D)
-		}
-	case ".csv", ".txt":
-		var err error
-		if x, names, err = ReadTensorCSV(dataPath, names); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("dataio: %s: unknown data file extension %q (want .npy or .csv)", dataPath, ext)
-	}
-	var y []float64
-	var err error
-	switch ext := strings.ToLower(filepath.Ext(targetsPath)); ext {
-	case ".npy":
-		y, err = ReadVectorNPY(targetsPath)
-	case ".csv", ".txt":
-		y, err = ReadVectorCSV(targetsPath)
-	default:
-		err = fmt.Errorf("dataio: %s: unknown targets file extension %q (want .npy, .csv or .txt)", targetsPath, ext)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(y) != x.M {
-		return nil, fmt.Errorf("dataio: %s has %d targets but %s has %d instances", targetsPath, len(y), dataPath, x.M)
-	}
-	ds := &tempora.Dataset{X: x, Y: y, Task: task, FeatureNames: names}
-	if err := ds.Validate(1); err != nil {
-		return nil, errmsg.Wrap(err, "dataio: %s, %s", dataPath, targetsPath)
-	}
-	return ds, nil
 }

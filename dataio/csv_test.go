@@ -209,7 +209,9 @@ func TestReadFeatureNames(t *testing.T) {
 	}
 }
 
-func TestReadDataset(t *testing.T) {
+// TestReadFilesFormats reads complete datasets in every format of the
+// reader table and checks the errors of files that do not fit together.
+func TestReadFilesFormats(t *testing.T) {
 	dir := t.TempDir()
 	x := testTensor() // 3 × 2 × 4
 	must := func(err error) {
@@ -228,6 +230,8 @@ func TestReadDataset(t *testing.T) {
 	must(os.WriteFile(path("y3.csv"), []byte("0\n1\n2\n"), 0o644))
 	must(os.WriteFile(path("names.txt"), []byte("a\nb\n"), 0o644))
 	must(os.WriteFile(path("names3.txt"), []byte("a\nb\nc\n"), 0o644))
+	must(os.WriteFile(path("names.json"), []byte(`["a", "b"]`), 0o644))
+	must(os.WriteFile(path("names"), []byte("a\nb\n"), 0o644))
 
 	for _, tc := range []struct {
 		data, targets, names string
@@ -238,8 +242,11 @@ func TestReadDataset(t *testing.T) {
 		{"x.csv", "y.npy", "", nil},
 		{"xnamed.csv", "y.csv", "", []string{"a", "b"}},
 		{"x.csv", "y.csv", "names.txt", []string{"a", "b"}},
+		{"x.npy", "y.npy", "names.json", []string{"a", "b"}},
+		{"x.csv", "y.npy", "names.json", []string{"a", "b"}},
+		{"x.npy", "y.npy", "names", []string{"a", "b"}}, // no extension: one name per line
 	} {
-		ds, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tempora.Classification)
+		ds, _, err := ReadFiles(Files{Data: path(tc.data), Targets: path(tc.targets), Names: optPath(dir, tc.names), Task: tempora.Classification})
 		if err != nil {
 			t.Errorf("%s %s %s: %v", tc.data, tc.targets, tc.names, err)
 			continue
@@ -259,11 +266,12 @@ func TestReadDataset(t *testing.T) {
 		{"x.npy", "y3.csv", "", tempora.Classification, "classification target of instance 2 is 2, want 0 or 1"},
 		{"x.npy", "y.npy", "names3.txt", tempora.Regression, "names3.txt has 3 feature names but " + path("x.npy") + " has 2 features"},
 		{"x.csv", "y.npy", "names3.txt", tempora.Regression, `feature "c"`},
-		{"x.h5", "y.npy", "", tempora.Regression, `unknown data file extension ".h5"`},
-		{"x.npy", "y.json", "", tempora.Regression, `unknown targets file extension ".json"`},
+		{"x.h5", "y.npy", "", tempora.Regression, `unknown data file extension ".h5" (want .csv, .npy or .txt)`},
+		{"x.npy", "y.json", "", tempora.Regression, `unknown targets file extension ".json" (want .csv, .npy or .txt)`},
+		{"x.npy", "y.npy", "y.npy", tempora.Regression, `unknown feature names file extension ".npy" (want .csv, .json or .txt)`},
 		{"missing.npy", "y.npy", "", tempora.Regression, "missing.npy"},
 	} {
-		_, err := ReadDataset(path(tc.data), path(tc.targets), optPath(dir, tc.names), tc.task)
+		_, _, err := ReadFiles(Files{Data: path(tc.data), Targets: path(tc.targets), Names: optPath(dir, tc.names), Task: tc.task})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dataio: ") {
 			t.Errorf("%s %s %s: got %v, want %q", tc.data, tc.targets, tc.names, err, tc.want)
 			continue

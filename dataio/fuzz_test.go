@@ -2,6 +2,8 @@ package dataio
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -227,6 +229,48 @@ func FuzzReadDataCSV(f *testing.F) {
 			if math.IsNaN(a) != math.IsNaN(b) || !math.IsNaN(a) && math.Float64bits(a) != math.Float64bits(b) {
 				t.Fatalf("round trip: value %d %v → %v", k, a, b)
 			}
+		}
+	})
+}
+
+// FuzzReadFeatureNamesJSON feeds the JSON feature-name reader an arbitrary
+// file. Properties: no panic; one-line errors, each a *tempora.DataError
+// of KindFeatureNames whose position, when it has one, is a name of the
+// array; on success distinct names that checkName accepts, which read back
+// unchanged from their JSON.
+func FuzzReadFeatureNamesJSON(f *testing.F) {
+	for _, s := range []string{
+		`["hr", "bp"]`, `["a", "a"]`, `[" a"]`, `["a\nb"]`, `["\ufeffa"]`, `[]`, `{}`, `["a", 1]`, `[""]`, `null`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		names, err := featureNamesJSON(in)
+		if err != nil {
+			checkOneLine(t, err)
+			var de *tempora.DataError
+			if !errors.As(err, &de) || de.Kind != tempora.KindFeatureNames {
+				t.Fatalf("error %v is not a feature-names DataError (%+v)", err, de)
+			}
+			var all []string
+			if de.Feature >= 0 && (json.Unmarshal(in, &all) != nil || de.Feature >= len(all)) {
+				t.Fatalf("error %v locates name %d of %q", err, de.Feature, all)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, s := range names {
+			if checkName(s) != nil || seen[s] {
+				t.Fatalf("accepted name %q in %q", s, names)
+			}
+			seen[s] = true
+		}
+		b, err := json.Marshal(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := featureNamesJSON(b); err != nil || !slices.Equal(again, names) {
+			t.Fatalf("round trip of %q: %q, %v", names, again, err)
 		}
 	})
 }

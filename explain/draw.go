@@ -100,11 +100,13 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 }
 
 // predict predicts x into dst, counting the call.
-func (e *Engine) predict(dst []float64, x *tempora.Tensor) error {
+func (e *Engine) predict(dst []float64, x *tempora.Tensor, first int) error {
 	e.calls.Add(1)
 	e.evals.Add(int64(x.M))
 	if err := e.model.Predict(dst, x); err != nil {
-		return e.modelError(err)
+		// x's rows are the data's instances first, first+1, …: a
+		// prediction error names its instance (docs/errors.md).
+		return e.modelError(tempora.LocatePrediction(err, first))
 	}
 	return nil
 }
@@ -119,6 +121,16 @@ func (e *Engine) modelError(err error) error {
 	return fmt.Errorf("explain: model: %w", err)
 }
 
+// predictionError is the error of prediction p of instance i of the data
+// (the predictions evaluate checks are the data's instances in order): a
+// *tempora.DataError locating the instance, for the callers that map it to
+// their own ids (docs/errors.md).
+func predictionError(i int, p float64, format string, args ...any) error {
+	de := tempora.NewDataError(tempora.KindPrediction, fmt.Errorf(format, args...)).At(i, -1, -1).WithValue(p)
+	de.Row = i
+	return de
+}
+
 // evaluate predicts x into ws.pred (or, with x nil, takes the predictions
 // already in ws.pred: K per instance), computes the mean losses into
 // ws.stats (the whole model's first, then each output's; Scorer.Mean) and
@@ -129,7 +141,7 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 		for i := range ws.pred {
 			ws.pred[i] = nan
 		}
-		if err := e.predict(ws.pred, x); err != nil {
+		if err := e.predict(ws.pred, x, 0); err != nil {
 			return 0, err
 		}
 	}
@@ -157,13 +169,14 @@ func (e *Engine) checkFinite(pred []float64) error {
 		if k > 1 {
 			where += ", output " + e.data.Outputs.Name(n%k)
 		}
+		i := n / k
 		switch {
 		case math.IsNaN(p) && e.masked && !e.obs.Complete():
-			return fmt.Errorf("explain: model predicted NaN for %s (a NaN may mean the prediction was not written; the data has missing values: %s)", where, neverImputes)
+			return predictionError(i, p, "explain: model predicted NaN for %s (a NaN may mean the prediction was not written; the data has missing values: %s)", where, neverImputes)
 		case math.IsNaN(p):
-			return fmt.Errorf("explain: model predicted NaN for %s (a NaN may mean the prediction was not written)", where)
+			return predictionError(i, p, "explain: model predicted NaN for %s (a NaN may mean the prediction was not written)", where)
 		}
-		return fmt.Errorf("explain: model predicted %v for %s", p, where)
+		return predictionError(i, p, "explain: model predicted %v for %s", p, where)
 	}
 	return nil
 }
@@ -237,7 +250,7 @@ func (e *Engine) drawChunked(ws *workspace, p *plan, perm []int) (float64, error
 		copy(chunk.Data, src.Data[i0*n:i1*n])
 		p.drawer.rows(chunk, i0, perm)
 		k := e.data.K()
-		if err := e.predict(ws.pred[i0*k:i1*k], chunk); err != nil {
+		if err := e.predict(ws.pred[i0*k:i1*k], chunk, i0); err != nil {
 			return 0, err
 		}
 	}

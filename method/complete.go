@@ -2,6 +2,7 @@ package method
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tempora-dev/tempora"
 )
@@ -29,24 +30,34 @@ func RequireComplete(name string, data *tempora.Dataset, minInstances int, why s
 	if obs.Complete() {
 		return err // not reached: Validate refuses valid data only for a NaN
 	}
-	return &IncompleteError{Method: name, msg: fmt.Sprintf("%s needs complete data, and %s: %s; tempora does not impute (impute or drop the missing values yourself, or choose a method that takes them: docs/decisions.md, decision 21)",
-		name, describeMissing(data, obs), why)}
+	what, cell := describeMissing(data, obs)
+	msg := fmt.Sprintf("%s needs complete data, and %s: %s; tempora does not impute (impute or drop the missing values yourself, or choose a method that takes them: docs/decisions.md, decision 21)",
+		name, what, why)
+	cell.Err = fmt.Errorf("%s", msg)
+	return &IncompleteError{Method: name, msg: msg, cell: cell}
 }
 
 // IncompleteError is RequireComplete's refusal of valid data with missing
-// values, so that callers can tell it from invalid data (errors.As).
+// values, so that callers can tell it from invalid data (errors.As). It
+// unwraps to a *tempora.DataError of kind KindMissing with the same
+// message, locating the first missing value inside a sequence (none when
+// the data's only gaps are sequences shorter than the others), for
+// programs that name it in their own terms (docs/errors.md).
 type IncompleteError struct {
 	// Method is the refusing method's name.
 	Method string
 	msg    string
+	cell   *tempora.DataError
 }
 
 func (e *IncompleteError) Error() string { return e.msg }
+func (e *IncompleteError) Unwrap() error { return e.cell }
 
 // describeMissing says how data with missing values is incomplete: its
 // missing cells inside the sequences, with the first one, and its
-// sequences shorter than L.
-func describeMissing(data *tempora.Dataset, obs *tempora.Observation) string {
+// sequences shorter than L; and returns the KindMissing error at the first
+// missing cell (at no cell without one), its message to be set.
+func describeMissing(data *tempora.Dataset, obs *tempora.Observation) (string, *tempora.DataError) {
 	x := data.X
 	var missing int
 	for _, n := range obs.Missing {
@@ -59,8 +70,10 @@ func describeMissing(data *tempora.Dataset, obs *tempora.Observation) string {
 		}
 	}
 	var parts []string
+	cell := tempora.NewDataError(tempora.KindMissing, nil)
 	if missing > 0 {
 		i, j, t := firstMissing(x, obs.Support)
+		cell.At(i, j, t).WithValue(math.NaN()).WithCount(missing)
 		what := fmt.Sprintf("%d values are missing (NaN), the first", missing)
 		if missing == 1 {
 			what = "1 value is missing (NaN),"
@@ -71,9 +84,9 @@ func describeMissing(data *tempora.Dataset, obs *tempora.Observation) string {
 		parts = append(parts, fmt.Sprintf("%d of the %d sequences are shorter than the data's %d timesteps", short, x.M, x.L))
 	}
 	if len(parts) == 2 {
-		return "in this data " + parts[0] + ", and " + parts[1]
+		return "in this data " + parts[0] + ", and " + parts[1], cell
 	}
-	return "in this data " + parts[0]
+	return "in this data " + parts[0], cell
 }
 
 // firstMissing returns the first NaN cell inside a sequence's support, in

@@ -42,6 +42,18 @@ func TestRequireComplete(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("message\n%s\nwant it to start\n%s", err, want)
 	}
+	// The first missing value, for programs (docs/errors.md).
+	var de *tempora.DataError
+	if !errors.As(err, &de) || de.Kind != tempora.KindMissing || de.Instance != 1 || de.Feature != 0 || de.Timestep != 2 || de.Count != 2 || de.Error() != err.Error() {
+		t.Errorf("missing values: DataError %+v, want kind missing at (1, 0, 2), count 2, the same message", de)
+	}
+	short := x.Clone()
+	short.Set(3, 0, 4, math.NaN()) // only a shorter sequence: no cell to name
+	short.Set(3, 1, 4, math.NaN())
+	d.X = short
+	if err := RequireComplete("LIME", &d, 1, "why"); !errors.As(err, &de) || de.Kind != tempora.KindMissing || de.Instance != -1 {
+		t.Errorf("a shorter sequence only: %v (%+v), want kind missing at no cell", err, de)
+	}
 
 	inf := x.Clone()
 	inf.Set(0, 0, 0, math.Inf(1))

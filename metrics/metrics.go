@@ -112,22 +112,34 @@ func Select(dst []bool, scores []float64, nTrue int, mode method.Mode) []bool {
 		}
 	case method.TopN:
 		n := min(nTrue, len(nonZero))
-		slices.SortStableFunc(nonZero, func(a, b int) int {
-			switch {
-			case scores[a] > scores[b]:
-				return -1
-			case scores[a] < scores[b]:
-				return 1
-			}
-			return a - b
-		})
-		for _, i := range nonZero[:n] {
+		for _, i := range Ranking(scores)[:n] {
 			dst[i] = true
 		}
 	default:
 		panic(fmt.Sprintf("metrics: invalid mode %d", int(mode)))
 	}
 	return dst
+}
+
+// Ranking returns the indices of scores in the order of the top-n rule
+// (docs/decisions.md, decision 14): higher scores first, ties to the lower
+// index. TopN selects its first n = min(nTrue, #non-zero) items; "tempora
+// rank" prints it for programs that select features as the benchmark does.
+func Ranking(scores []float64) []int {
+	order := make([]int, len(scores))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case scores[a] > scores[b]:
+			return -1
+		case scores[a] < scores[b]:
+			return 1
+		}
+		return a - b
+	})
+	return order
 }
 
 func count(b []bool) int {

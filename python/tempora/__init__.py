@@ -12,7 +12,10 @@ answers its batches with predict from this process; it takes NumPy arrays
 and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
 e.to_dataframe(), e.plot() and the notebook table show the result;
 as_array(X) is X as explain reads it (NaN where missing), to train or
-check a model on.
+check a model on. Data the program refuses (an infinity, an instance with
+nothing observed, sequences aligned at the other end, a missing target,
+...) raises DataError, naming the argument and the instance, feature and
+time in X's terms.
 method_table() lists the program's methods and their parameters, and
 method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
@@ -26,18 +29,20 @@ other side, for a program such as ``tempora serve``.
 from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
+from ._errors import DataError
+from ._evaluate import evaluate
 from ._explain import Duration, Hierarchy, as_array, explain
 from ._explanation import Accounting, DrawCount, Explanation, Feature, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
 from ._protocol import Client, Predict, ProtocolError, claim_stdout, serve
-from ._scoring import Scores, evaluate, feature_scores, top_features
+from ._scoring import Scores, feature_scores, top_features
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "BenchProblem", "Client", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
+    "Accounting", "BenchProblem", "Client", "DataError", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
     "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
     "as_array", "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

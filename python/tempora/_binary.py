@@ -1,19 +1,32 @@
 """Finding and running the tempora program."""
 
 import collections
+import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Callable, Deque, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Deque, Dict, List, Optional, Sequence, Union
 
 #: A path given as a string or an os.PathLike.
 StrPath = Union[str, "os.PathLike[str]"]
 
 
 class TemporaError(RuntimeError):
-    """The tempora program failed; the message is its error message."""
+    """The tempora program failed; the message is its error message.
+
+    info is the program's error object when it reported one (``-errors
+    json``; docs/errors.md), else None; kind is its kind ("model",
+    "infinite", ...)."""
+
+    def __init__(self, *args: Any, info: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(*args)
+        self.info = info
+
+    @property
+    def kind(self) -> Optional[str]:
+        return None if self.info is None else self.info.get("kind")
 
 
 class ModelError(TemporaError):
@@ -53,6 +66,10 @@ def find_binary(binary: Optional[StrPath] = None) -> str:
     return os.path.abspath(path)
 
 
+#: How the program's JSON error line starts (docs/errors.md).
+ERROR_LINE = '{"error":'
+
+
 class StderrTail:
     """Reads a process's standard error on a thread, keeping the last lines
     and optionally copying them to sys.stderr."""
@@ -60,8 +77,11 @@ class StderrTail:
     def __init__(self, stream: IO[bytes], echo: bool = False, keep: int = 40,
                  on_line: Optional[Callable[[str], bool]] = None) -> None:
         """on_line, if given, sees every line first; a line for which it
-        returns True is neither kept nor echoed (progress lines)."""
+        returns True is neither kept nor echoed (progress lines). The
+        program's JSON error line (``-errors json``) is neither either: it
+        becomes error, the error object."""
         self.lines: Deque[str] = collections.deque(maxlen=keep)
+        self.error: Optional[Dict[str, Any]] = None
         self._stream, self._echo, self._on_line = stream, echo, on_line
         self._thread = threading.Thread(target=self._run, name="tempora-stderr", daemon=True)
         self._thread.start()
@@ -69,6 +89,12 @@ class StderrTail:
     def _run(self) -> None:
         for raw in iter(self._stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line.startswith(ERROR_LINE):
+                try:
+                    self.error = dict(json.loads(line)["error"])
+                    continue
+                except (ValueError, KeyError, TypeError):
+                    pass  # not the program's error object: a line like any other
             if self._on_line is not None and self._on_line(line):
                 continue
             self.lines.append(line)
@@ -116,5 +142,5 @@ def run(args: Sequence[str], binary: Optional[StrPath] = None, verbose: bool = F
         proc.stdout.close()
         tail.join()
     if proc.returncode != 0:
-        raise TemporaError(tail.error_message(proc.returncode))
+        raise TemporaError(tail.error_message(proc.returncode), info=tail.error)
     return out.decode("utf-8", "replace")

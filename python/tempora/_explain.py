@@ -22,13 +22,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _calls, _input, _progress, _protocol
-from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary
+from . import _calls, _errors, _input, _progress, _protocol
+from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary, run
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
 from ._protocol import Predict
@@ -260,8 +260,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         without a row is missing. Every instance needs an observed value
         and every feature must be observed somewhere. Data whose sequences
         visibly share the other end of the time axis than alignment says
-        is an error. ``tempora.as_array(X, ...)`` gives the array predict's
-        batches come from.
+        is an error. These rules are the program's (it reports what it
+        refuses as a DataError naming the instance, feature and time in
+        X's terms). ``tempora.as_array(X, ...)`` gives the array predict's
+        batches come from, checked by the program.
     y : array-like or pandas.Series
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
@@ -352,7 +354,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         value of the wrong type.
     ValueError
         For data, targets or arguments that cannot be used, naming the
-        argument.
+        argument. The data, targets and names the program refuses raise a
+        DataError (a ValueError and a TemporaError) whose kind, argument,
+        instance, feature, time and index say what and where, in X's
+        terms (DataFrame ids, column names, time values).
     ModelError
         When predict fails (the original exception is the cause).
     TemporaError
@@ -397,13 +402,14 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     exe = find_binary(binary)
     table = method_table(exe)
     m = table.lookup(method) if method is not None else table.default_method()
+    structured = _structured(table)
 
     def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
                 hierarchy_path: Optional[str]) -> List[str]:
         """The program's command line (but for -model-fd, which _run adds):
         the flags explain sets itself, then the options as flags. A flag
         on it may not be passed as an option."""
-        args = ["explain", "-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
+        args = ["explain"] + structured + ["-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
                 "-json", json_path]
         if table.flag("progress") is not None:  # a program older than progress reports has no -progress
             args.append("-progress=json")
@@ -442,15 +448,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
     with tempfile.TemporaryDirectory(prefix="tempora-", dir=_scratch_dir(Xa.nbytes + ya.nbytes)) as tmp:
-        x_path, y_path = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        x_path, names_path = _write_data(tmp, data, bool(structured))
+        y_path = os.path.join(tmp, "y.npy")
         json_path, out_path = os.path.join(tmp, "explanation.json"), os.path.join(tmp, "report.txt")
-        np.save(x_path, Xa)
         np.save(y_path, ya)
-        names_path = h_path = None
-        if names is not None:
-            names_path = os.path.join(tmp, "names.txt")
-            with open(names_path, "w", encoding="utf-8") as f:
-                f.write("\n".join(names) + "\n")
+        h_path = None
         if isinstance(hierarchy, (str, os.PathLike)):
             h_path = os.fspath(hierarchy)
         elif hierarchy is not None:
@@ -460,13 +462,13 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
+        # What names the program's errors in the caller's terms: the data
+        # as written, y's shape, and the files by the arguments they hold.
+        failure = _Failure(data, np.shape(ya), {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
+                                                h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
         try:
             e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                     out_path, reporter, x_path)
-        except TemporaError as exc:
-            renamed = _renamed(exc, {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
-                                     h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
-            raise _with_instance_id(renamed, data.instances, data.missing) from exc.__cause__
+                     out_path, failure, reporter, x_path)
         finally:
             reporter.close()
             guard.close()
@@ -477,12 +479,15 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
 
 
 def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
-             alignment: str = "start", mask: Any = None) -> "npt.NDArray[np.float64]":
+             alignment: str = "start", mask: Any = None,
+             binary: Optional[StrPath] = None) -> "npt.NDArray[np.float64]":
     """X as tempora.explain reads it: the float64 array whose batches
     predict receives, with NaN for every missing value.
 
     Takes X, layout, feature_names, alignment and mask as tempora.explain
-    does (and checks them the same way). The array is (instances,
+    does, and has the program check the data as explain would (``tempora
+    describe -data``; binary as for explain): what it refuses raises the
+    same DataError. The array is (instances,
     features, timesteps) for layout="ndl" and for a DataFrame, (instances,
     timesteps, features) for "nld"; a DataFrame's instances, times and
     features come in the order explain takes them (sorted; a categorical
@@ -491,6 +496,7 @@ def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[st
     explain will give it, e.g. ``y = model(tempora.as_array(df))``.
     """
     data = _input.as_data(X, layout, feature_names, alignment, mask)
+    check_data(data, binary)
     out: "npt.NDArray[np.float64]" = data.X
     if layout == "nld" and not _input._is_dataframe(X):
         out = np.ascontiguousarray(out.transpose(0, 2, 1))
@@ -503,32 +509,72 @@ def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels:
     return _input.as_predict(factory(), task, layout, labels)
 
 
-def _with_instance_id(exc: TemporaError, instances: Optional[List[Any]], missing: bool) -> TemporaError:
-    """exc with, for a DataFrame X, the id of the first instance its
-    message names by index, and for a model that predicted NaN on data with
-    missing values, what a NumPy model usually does wrong."""
-    import re
-    msg = str(exc)
-    extra = []
-    m = re.search(r"\binstance (\d+)\b", msg)
-    if m is not None and instances is not None and int(m.group(1)) < len(instances):
-        extra.append("instance %s is X's instance %r (instances in sorted order)"
-                     % (m.group(1), instances[int(m.group(1))]))
-    if missing and "predicted NaN" in msg:
-        extra.append("predict must return a number for every instance, also where all it reads is missing "
-                     "(np.nanmean of an all-NaN slice is NaN)")
-    if not extra:
-        return exc
-    try:
-        return type(exc)(msg + "; " + "; ".join(extra))
-    except TypeError:  # an exception class with other arguments
-        return exc
+def _structured(table: Any) -> List[str]:
+    """The flags that ask the program for its errors as JSON
+    (docs/errors.md): ["-errors", "json"], or none for a program older
+    than them, whose errors are then only its message."""
+    return ["-errors", "json"] if table.flag("errors") is not None else []
 
 
-def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
-    """exc with the temporary files of its message named by the argument
-    they hold (and -flag names by keywords), of the same class."""
-    msg = str(exc)
+def _write_data(tmp: str, data: _input.Data, json_names: bool) -> Tuple[str, Optional[str]]:
+    """Write X (and its feature names, if any) into tmp for the program:
+    X.npy, and names.json (a JSON array, which carries any name exactly;
+    names.txt, one per line, for a program older than it). Returns the
+    paths."""
+    x_path = os.path.join(tmp, "X.npy")
+    np.save(x_path, data.X)
+    if data.names is None:
+        return x_path, None
+    if json_names:
+        names_path = os.path.join(tmp, "names.json")
+        with open(names_path, "w", encoding="utf-8") as f:
+            json.dump(data.names, f)
+    else:
+        names_path = os.path.join(tmp, "names.txt")
+        with open(names_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(data.names) + "\n")
+    return x_path, names_path
+
+
+def check_data(data: _input.Data, binary: Optional[StrPath] = None) -> None:
+    """Have the program check data as explain would read it (``tempora
+    describe -errors json -data``): raises the DataError explain would, or
+    nothing. A program without -errors is not asked."""
+    exe = find_binary(binary)
+    structured = _structured(method_table(exe))
+    if not structured:
+        return
+    with tempfile.TemporaryDirectory(prefix="tempora-", dir=_scratch_dir(data.X.nbytes)) as tmp:
+        x_path, names_path = _write_data(tmp, data, True)
+        args = ["describe"] + structured + ["-data", x_path]
+        if names_path is not None:
+            args += ["-feature-names", names_path]
+        if data.alignment != "start":
+            args += ["-alignment", data.alignment]
+        try:
+            run(args, binary=exe)
+        except TemporaError as exc:
+            paths = {x_path: "X", names_path or "\0": "feature_names"}
+            raise _errors.program_error(_renamed(str(exc), paths), exc.info, data) from None
+
+
+class _Failure:
+    """What turns the program's failure into the caller's exception
+    (_errors.program_error): the data as written, y's shape, and the
+    temporary files by the arguments they hold."""
+
+    def __init__(self, data: _input.Data, y_shape: Any, paths: Mapping[str, str]) -> None:
+        self.data, self.y_shape, self.paths = data, tuple(y_shape), paths
+
+    def error(self, message: str, info: Optional[Dict[str, Any]]) -> TemporaError:
+        return _errors.program_error(_renamed(message, self.paths), info, self.data, self.y_shape)
+
+
+def _renamed(msg: str, paths: Mapping[str, str]) -> str:
+    """msg with the temporary files named by the argument they hold (and
+    -flag names by keywords), for a message that comes as the program's
+    text (an error without a data kind: the file's path is this package's
+    own choice)."""
     flags = {"X": "-data", "y": "-targets", "feature_names": "-feature-names"}
     for path, name in paths.items():
         if name in flags:
@@ -536,18 +582,13 @@ def _renamed(exc: TemporaError, paths: Mapping[str, str]) -> TemporaError:
         msg = msg.replace(path, name)
     for name, flag in flags.items():
         msg = msg.replace(flag + " ", name + " ").replace(flag + ":", name + ":")
-    if msg == str(exc):
-        return exc
-    try:
-        renamed = type(exc)(msg)
-    except TypeError:  # an exception class with other arguments
-        return exc
-    return renamed
+    return msg
 
 
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
-         out_path: str, reporter: Optional[_progress.Progress] = None, x_path: Optional[str] = None) -> Explanation:
+         out_path: str, failure: _Failure, reporter: Optional[_progress.Progress] = None,
+         x_path: Optional[str] = None) -> Explanation:
     """Run the program args with n model connections (this process serves
     the first with predict). With x_path, the data file the program reads,
     each connection says in its hello that it holds that data from the
@@ -611,13 +652,12 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
             tail.join()
 
     if proc.returncode != 0:
-        msg = tail.error_message(proc.returncode)
         if first is not None:
             _calls.reraise(first)  # a time-out is raised as it is
             raise ModelError(_protocol.describe_exception(first)) from first
-        if "model reported an error" in msg or "model process exited" in msg or "predicted NaN" in msg:
-            raise ModelError(msg)
-        raise TemporaError(msg)
+        # The program's error object (docs/errors.md) says what failed:
+        # its kind, never its wording, makes the exception.
+        raise failure.error(tail.error_message(proc.returncode), tail.error)
     with open(json_path, "rb") as f:
         doc = json.loads(f.read().decode("utf-8"))
     with open(out_path, "rb") as f:

@@ -5,7 +5,11 @@ predict functions of scikit-learn, PyTorch and Keras-style models.
 Everything here turns the caller's objects into what the tempora program
 reads (a float64 array of shape (instances, features, timesteps), float
 targets, a function of such a batch) and raises errors that name the
-argument of tempora.explain at fault and what was expected.
+argument of tempora.explain at fault and what was expected, for what it
+cannot convert. Whether the data is fit to explain (no infinity, every
+instance and feature observed, alignment, finite targets, names) is the
+program's decision, reported as a structured error (docs/errors.md) that
+_errors maps back to the caller's names through Data.
 """
 
 import sys
@@ -56,117 +60,85 @@ class Data:
     with NaN for missing values, whether it has any (missing), the feature
     names (None for the program's default names), the instance ids of a
     DataFrame (None for an array), the layout predict receives its batches
-    in and the alignment."""
+    in and the alignment; and what names the program's coordinates in the
+    caller's terms (source: "array", "list" or "frame"; the lengths of a
+    list's sequences; names_from: the argument the names came from).
+
+    Nothing here checks the data against tempora's rules: the program
+    decides (Dataset.Observe) and reports what it refuses as a structured
+    error (docs/errors.md), which _errors maps back with label, cell and
+    index below."""
 
     def __init__(self, X: "npt.NDArray[np.float64]", missing: bool, names: Optional[List[str]],
                  instances: Optional[List[Any]], layout: str, alignment: str = "start",
-                 times: Optional[List[Any]] = None) -> None:
+                 times: Optional[List[Any]] = None, source: str = "array", lengths: Optional[List[int]] = None,
+                 names_from: str = "feature_names") -> None:
         self.X, self.names, self.instances, self.layout = X, names, instances, layout
-        # Whether X holds a NaN, as _observed found it while checking X,
-        # so that nothing scans X for NaN again: on the common X without
-        # any, such a scan costs more than the whole check.
+        # Whether X holds a NaN, for the hint about models that predict
+        # NaN where all they read is missing (_has_nan).
         self.missing = missing
         self.alignment = alignment
         self.times = times  # a DataFrame's time values, one per timestep (None for an array)
+        self.source, self.lengths, self.names_from = source, lengths, names_from
 
+    def instance(self, i: int) -> Any:
+        """Instance i as the caller names it: a DataFrame's id, else i."""
+        return self.instances[i] if self.instances is not None else i
 
-def _check_fits_alignment(X: "npt.NDArray[np.float64]", alignment: str, what: str) -> None:
-    """Refuse data whose sequences visibly share the other end of the time
-    axis than alignment says: every instance observed at the axis's first
-    step and at least half of them ending early is start-aligned data (a
-    NaN-padded array, or a DataFrame of times since each sequence's start)
-    and, mirrored, end-aligned. Read with the wrong alignment, the padding
-    would count as missing values inside the sequences and the permutation
-    tests would move values across lengths (decision 19 of
-    docs/decisions.md): a wrong answer without a word. Missing values
-    alone do not trigger it: for that, every instance would have to be
-    observed at one end while half of them have nothing at the other."""
-    m, _, length = X.shape
-    if m < 2 or length < 2:
-        return
-    seen = ~np.isnan(X).all(axis=1)  # (instances, timesteps): anything observed
-    first = seen.argmax(axis=1)
-    last = length - 1 - seen[:, ::-1].argmax(axis=1)
-    if alignment == "end" and (first == 0).all() and (last < length - 1).mean() >= 0.5:
-        raise ValueError(
-            "alignment='end' but %s line up the sequences' starts: every instance is observed at the first "
-            "timestep and %d of %d end before the last (lengths %d to %d); with alignment='end' the last timestep "
-            "must be every sequence's last step. Pass alignment='start', or give end-aligned times (for a "
-            "DataFrame, e.g. time minus each instance's last time: df['time'] - "
-            "df.groupby('instance')['time'].transform('max'), hours before the end as numbers <= 0; for an array, "
-            "NaN padding at the start)" % (what, int((last < length - 1).sum()), m, int(last.min()) + 1,
-                                           int(last.max()) + 1))
-    if alignment == "start" and (last == length - 1).all() and (first > 0).mean() >= 0.5:
-        raise ValueError(
-            "alignment='start' (the default) but %s line up the sequences' ends: every instance is observed at "
-            "the last timestep and %d of %d start after the first (lengths %d to %d). Pass alignment='end' (the "
-            "last timestep is each sequence's last step, e.g. hours before discharge), or give start-aligned "
-            "times (for an array, NaN padding at the end)" % (what, int((first > 0).sum()), m,
-                                                             int(length - first.max()), int(length - first.min())))
+    def feature(self, j: int) -> Any:
+        """Feature j as the caller names it: its name, else j."""
+        return self.names[j] if self.names is not None and j < len(self.names) else j
 
+    def time(self, i: int, t: int) -> Any:
+        """Timestep t of instance i as the caller has it: a DataFrame's
+        time value, the position in a list's sequence i, else t."""
+        if self.times is not None:
+            return self.times[t]
+        if self.source == "list" and self.lengths is not None and self.alignment == "end":
+            return t - (self.X.shape[2] - self.lengths[i])
+        return t
 
-def _check_names(names: Sequence[Any], what: str) -> List[str]:
-    out = [str(n) for n in names]
-    for n in out:
-        if "\n" in n or "\r" in n or n.strip() != n or not n:
-            raise ValueError("%s: feature name %r: names must be non-empty, on one line, without surrounding blanks"
-                             % (what, n))
-    seen = set()
-    for n in out:
-        if n in seen:
-            raise ValueError("%s: feature name %r appears twice" % (what, n))
-        seen.add(n)
-    return out
+    def index(self, i: int, j: int, t: int) -> Optional[Tuple[int, ...]]:
+        """The index of cell (i, j, t) in the caller's array (of X[i] for a
+        list), in the caller's layout; None for a DataFrame."""
+        if self.source == "frame":
+            return None
+        tt = self.time(i, t)
+        if self.source == "list":
+            return (j, tt) if self.layout == "ndl" else (tt, j)
+        return (i, j, tt) if self.layout == "ndl" else (i, tt, j)
 
+    def cell(self, i: int, j: int, t: int) -> str:
+        """Cell (i, j, t) in the caller's terms, for messages."""
+        if self.source == "frame":
+            return "instance %r, time %r, feature %r" % (self.instance(i), self.time(i, t), self.feature(j))
+        ix = self.index(i, j, t)
+        if self.source == "list":
+            return "X[%d][%d, %d]" % ((i,) + tuple(ix or ()))
+        return "index %s" % (ix,)
 
-def _finite(X: "npt.NDArray[np.float64]", what: str) -> None:
-    bad = ~np.isfinite(X)
-    if bad.any():
-        at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError("%s holds %d NaN or infinite values (the first at index %s); tempora needs finite values "
-                         "(a target may not be missing)" % (what, int(bad.sum()), at))
+    def instance_label(self, i: int) -> str:
+        return repr(self.instances[i]) if self.instances is not None else str(i)
+
+    def feature_label(self, j: int) -> str:
+        return repr(self.names[j]) if self.names is not None and j < len(self.names) else str(j)
 
 
 def _all_finite(X: "npt.NDArray[np.float64]") -> bool:
     """Whether X surely holds neither NaN nor an infinity, cheaply: a
     finite sum proves every value finite, since a NaN or an infinity makes
     the sum NaN or infinite. It takes one pass over X and no array of its
-    size, where np.isinf and np.isnan take one each and a boolean array
-    each. False is not proof of the contrary: finite values whose sum
-    overflows (beyond 1.8e308) give False too, and send the caller to its
-    exact check."""
+    size. False is not proof of the contrary: finite values whose sum
+    overflows (beyond 1.8e308) give False too."""
     with np.errstate(over="ignore", invalid="ignore"):  # the overflow just described
         return bool(np.isfinite(np.add.reduce(X, axis=None)))
 
 
-def _observed(X: "npt.NDArray[np.float64]", instances: Optional[List[Any]], names: Optional[List[str]],
-              where: Any) -> bool:
-    """Check data that may have missing values (NaN): no infinity, every
-    instance with an observed value, every feature observed somewhere.
-    where(k) names the position of flat index k of X in the caller's
-    terms. Returns whether X has a missing value."""
-    if X.size and _all_finite(X):
-        # Every value observed (the common case, one cheap pass): each
-        # instance and feature has values, so each is observed. An empty
-        # X has none and goes through the checks below, which refuse it.
-        return False
-    inf = np.isinf(X)
-    if inf.any():
-        k = int(np.flatnonzero(inf)[0])
-        raise ValueError("X holds %d infinite values (the first at %s); a missing value is NaN, and infinities are "
-                         "errors" % (int(inf.sum()), where(k)))
-    seen = ~np.isnan(X)
-    by_instance = seen.any(axis=(1, 2))
-    if not by_instance.all():
-        i = int(np.flatnonzero(~by_instance)[0])
-        label = repr(instances[i]) if instances is not None else str(i)
-        raise ValueError("X: instance %s has no observed value (every value is NaN or masked)" % label)
-    by_feature = seen.any(axis=(0, 2))
-    if not by_feature.all():
-        j = int(np.flatnonzero(~by_feature)[0])
-        label = repr(names[j]) if names is not None else str(j)
-        raise ValueError("X: feature %s is never observed (every value is NaN or masked)" % label)
-    return not seen.all()  # without infinities, an unseen value is NaN
+def _has_nan(X: "npt.NDArray[np.float64]") -> bool:
+    """Whether X holds a NaN: on the common X without any, one cheap pass
+    (_all_finite), where np.isnan would take a pass and an array of X's
+    size; else the exact answer."""
+    return not _all_finite(X) and bool(np.isnan(X).any())
 
 
 def _as_mask(mask: Any, shape: Tuple[int, ...], what: str, xwhat: str) -> "npt.NDArray[np.bool_]":
@@ -257,7 +229,9 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
             mask: Any = None) -> Data:
     """X as tempora's (instances, features, timesteps) float64 array, with
     NaN for missing values, and its feature names. See tempora.explain for
-    the accepted forms."""
+    the accepted forms. It converts, and refuses only what it cannot
+    convert: whether the data is fit to explain is the program's decision
+    (tempora.as_array asks it)."""
     if layout not in LAYOUTS:
         raise ValueError("layout must be 'ndl' (instances, features, timesteps) or 'nld' (instances, timesteps, "
                          "features), got %r" % (layout,))
@@ -268,19 +242,12 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
                              "mask applies to an array or a list of arrays")
         data = _from_dataframe(X, feature_names)
         data.alignment = alignment
-        if data.missing:  # without NaN, every sequence spans the whole axis: nothing to refuse
-            _check_fits_alignment(data.X, alignment, "the times of X")
         return data
     shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
+    source, lengths = "array", None
     if _is_sequence_list(X):
         Xa = _from_list(X, layout, alignment, mask)
-
-        def where(k: int) -> str:
-            i, r = divmod(k, Xa.shape[1] * Xa.shape[2])
-            j, t = divmod(r, Xa.shape[2])
-            if alignment == "end":
-                t -= Xa.shape[2] - _from_list_len(X, i, layout)
-            return "X[%d][%d, %d]" % ((i, j, t) if layout == "ndl" else (i, t, j))
+        source, lengths = "list", [_from_list_len(X, i, layout) for i in range(len(X))]
     else:
         try:
             Xa = np.asarray(_to_numpy(X), dtype=np.float64)
@@ -288,39 +255,17 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
             raise TypeError("X must be a NumPy array of shape (instances, features, timesteps), a PyTorch tensor, a "
                             "list of per-instance 2-D arrays or a pandas DataFrame; got %s (%s)"
                             % (type(X).__name__, exc)) from None
-        if Xa.ndim != 3 or min(Xa.shape) == 0:
-            raise ValueError("X must have shape %s (layout=%r), none zero; got %s" % (shape, layout, Xa.shape))
+        if Xa.ndim != 3:
+            raise ValueError("X must have shape %s (layout=%r); got %s" % (shape, layout, Xa.shape))
         if mask is not None:
             Xa = np.where(_as_mask(mask, Xa.shape, "mask", "X"), Xa, np.nan)  # a copy: X stays as it is
-        nld = layout == "nld"
-        if nld:
+        if layout == "nld":
             Xa = Xa.transpose(0, 2, 1)
-        caller = Xa.shape
-
-        def where(k: int) -> str:
-            i, r = divmod(k, caller[1] * caller[2])
-            j, t = divmod(r, caller[2])
-            return "index %s" % ((i, t, j) if nld else (i, j, t),)
     Xa = np.ascontiguousarray(Xa)
     names = None
     if feature_names is not None:
-        names = _check_names(feature_names, "feature_names")
-        d = Xa.shape[1]
-        if len(names) != d:
-            other = "nld" if layout == "ndl" else "ndl"
-            hint = ""
-            if len(names) == Xa.shape[2]:
-                hint = "; X has %d along the other axis: if X is laid out %s, pass layout=%r" % (
-                    len(names), "(instances, timesteps, features)" if other == "nld"
-                    else "(instances, features, timesteps)", other)
-            raise ValueError("feature_names has %d names but X has %d features: with layout=%r X is %s, features "
-                             "on axis %d%s" % (len(names), d, layout, shape, 1 if layout == "ndl" else 2, hint))
-    has_missing = _observed(Xa, None, names, where)
-    # A list is placed by alignment itself; without NaN, every sequence
-    # spans the whole axis and _check_fits_alignment has nothing to refuse.
-    if has_missing and not _is_sequence_list(X):
-        _check_fits_alignment(Xa, alignment, "X")
-    return Data(Xa, has_missing, names, None, layout, alignment)
+        names = [str(n) for n in feature_names]
+    return Data(Xa, _has_nan(Xa), names, None, layout, alignment, source=source, lengths=lengths)
 
 
 def _from_list_len(X: Sequence[Any], i: int, layout: str) -> int:
@@ -382,9 +327,11 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
     if wide.index.has_duplicates:
         raise ValueError("X: the DataFrame has more than one row for (instance, time) = %r"
                          % (wide.index[wide.index.duplicated()][0],))
-    names = _check_names(wide.columns, "X's columns")
+    names = [str(c) for c in wide.columns]
+    names_from = "X's columns"
     if feature_names is not None:
-        want = _check_names(feature_names, "feature_names")
+        want = [str(n) for n in feature_names]
+        names_from = "feature_names"
         missing = [n for n in want if n not in names]
         if missing:
             raise ValueError("feature_names: %s are not columns of X (its features are %s)" % (missing, names))
@@ -413,21 +360,17 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
     full = pd.MultiIndex.from_product([instances, times])
     values = wide.reindex(full).to_numpy(dtype=np.float64)
     Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
-
-    def where(k: int) -> str:
-        i, r = divmod(k, len(names) * len(times))
-        j, t = divmod(r, len(times))
-        return "instance %r, %s %r, feature %r" % (instances[i], "time", times[t], names[j])
-
-    has_missing = _observed(Xa, list(instances), names, where)
-    return Data(Xa, has_missing, names, list(instances), "ndl", times=list(times))
+    return Data(Xa, _has_nan(Xa), names, list(instances), "ndl", times=list(times), source="frame",
+                names_from=names_from)
 
 
 def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
                classes: Optional[Sequence[Any]] = None) -> Tuple["npt.NDArray[np.float64]", Optional[Tuple[Any, Any]]]:
     """y as float targets, and for classification with labels other than
     0/1 the (negative, positive) labels. A pandas Series is aligned with a
-    DataFrame X by its index (the instance ids)."""
+    DataFrame X by its index (the instance ids). n is X's number of
+    instances, for messages: whether there is one finite target per
+    instance is the program's decision."""
     if _is_series(y) and instances is not None:
         missing = [i for i in instances if i not in y.index]
         if missing:
@@ -437,7 +380,7 @@ def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
     ya = np.asarray(y)
     if ya.ndim == 2 and ya.shape[1] == 1:
         ya = ya.reshape(-1)
-    if ya.shape != (n,):
+    if ya.ndim != 1:  # a vector is what the program reads; its length is the program's to check
         raise ValueError("y must have one target per instance of X, shape (%d,); got %s" % (n, ya.shape))
     if task == "regression":
         if classes is not None:
@@ -446,7 +389,6 @@ def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
             out = ya.astype(np.float64)
         except (TypeError, ValueError):
             raise ValueError("y: task='regression' needs numbers; got values such as %r" % (ya[0],)) from None
-        _finite(out, "y")
         return np.ascontiguousarray(out), None
     labels: List[Any]
     if classes is not None:
@@ -464,7 +406,7 @@ def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],
             raise ValueError("y: task='classification' is binary: y needs exactly two labels (or 0/1 values); got "
                              "%d: %s" % (len(labels), labels[:10]))
     pos = labels[1]
-    out = np.fromiter((1.0 if v == pos else 0.0 for v in ya.tolist()), dtype=np.float64, count=n)
+    out = np.fromiter((1.0 if v == pos else 0.0 for v in ya.tolist()), dtype=np.float64, count=len(ya))
     return out, (labels[0], labels[1])
 
 

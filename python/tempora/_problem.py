@@ -16,7 +16,7 @@ from ._binary import StderrTail, StrPath, TemporaError, find_binary, run
 from ._explain import _own_flags
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
-from ._scoring import Scores, evaluate
+from ._scoring import Scores, evaluate_problem
 
 
 _S = TypeVar("_S", bound="_ModelServer")
@@ -210,7 +210,7 @@ class Problem(_ModelServer):
         attributions of the first instances) against the problem's ground
         truth with the benchmark's metrics: tempora.evaluate on this
         problem."""
-        return evaluate(self.path, scores, method=method, mode=mode, binary=self._binary)
+        return evaluate_problem(self.path, scores, method=method, mode=mode, binary=self._binary)
 
     def __repr__(self) -> str:
         return "<Problem %s: %s, %d x %d x %d, relevant %s>" % (

@@ -101,9 +101,11 @@ class InputTest(unittest.TestCase):
 
     def test_layout_is_never_guessed(self):
         X = np.zeros((5, 4, 6))
-        with self.assertRaisesRegex(ValueError, r"^feature_names has 6 names but X has 4 features: with layout='ndl'"
-                                                r".*pass layout='nld'"):
-            _input.as_data(X, "ndl", list("abcdef"))
+        with self.assertRaises(tempora.DataError) as cm:  # the program counts; the package knows the layouts
+            tempora.as_array(X, layout="ndl", feature_names=list("abcdef"))
+        e = cm.exception
+        self.assertEqual((e.kind, e.argument, e.count, e.feature), ("feature-names", "feature_names", 6, None))
+        self.assertIn("pass layout='nld'", str(e))
         with self.assertRaisesRegex(ValueError, r"^layout must be 'ndl'"):
             _input.as_data(X, "dnl")
         sq = np.arange(2 * 3 * 3, dtype=float).reshape(2, 3, 3)  # ambiguous: taken as ndl
@@ -111,8 +113,11 @@ class InputTest(unittest.TestCase):
         np.testing.assert_array_equal(_input.as_data(sq, "nld").X, sq.transpose(0, 2, 1))
         bad = np.zeros((2, 3, 4))
         bad[1, 2, 3] = np.inf  # NaN is a missing value (test_irregular.py); infinity is an error
-        with self.assertRaisesRegex(ValueError, r"^X holds 1 infinite values .*\(1, 2, 3\)"):
-            _input.as_data(bad)
+        with self.assertRaises(ValueError) as cm:
+            tempora.as_array(bad)
+        e = cm.exception
+        self.assertIsInstance(e, tempora.DataError)
+        self.assertEqual((e.kind, e.argument, e.index, e.count, e.value), ("infinite", "X", (1, 2, 3), 1, np.inf))
 
     def test_model_kinds_and_errors(self):
         with self.assertRaisesRegex(TypeError, "^predict must be"):
@@ -352,10 +357,23 @@ class ProgressTest(unittest.TestCase):
 
     def test_errors_name_the_argument(self):
         from tempora import _explain
-        exc = tempora.ModelError("explain: -data /tmp/tempora-x1/X.npy: bad; -targets /tmp/tempora-x1/y.npy: bad")
-        got = _explain._renamed(exc, {"/tmp/tempora-x1/X.npy": "X", "/tmp/tempora-x1/y.npy": "y"})
-        self.assertIsInstance(got, tempora.ModelError)
-        self.assertEqual(str(got), "explain: X: bad; y: bad")
+        got = _explain._renamed("explain: -data /tmp/tempora-x1/X.npy: bad; -targets /tmp/tempora-x1/y.npy: bad",
+                                {"/tmp/tempora-x1/X.npy": "X", "/tmp/tempora-x1/y.npy": "y"})
+        self.assertEqual(got, "explain: X: bad; y: bad")
+
+    def test_error_class_follows_the_kind(self):
+        """The exception's class comes from the program's error object
+        (docs/errors.md), never from its message."""
+        from tempora import _errors
+        for kind, cls in (("model", tempora.ModelError), ("prediction", tempora.ModelError),
+                          ("error", tempora.TemporaError), ("usage", tempora.TemporaError)):
+            info = {"kind": kind, "instance": None, "feature": None, "timestep": None, "message": "m", "detail": "m"}
+            got = _errors.program_error("model reported an error", info)
+            self.assertIs(type(got), cls, kind)
+            self.assertEqual(got.kind, kind)
+        # Without an error object (a program older than -errors), the
+        # message alone makes no ModelError.
+        self.assertIs(type(_errors.program_error("model reported an error", None)), tempora.TemporaError)
 
 
 if __name__ == "__main__":

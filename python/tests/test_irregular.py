@@ -1,7 +1,9 @@
 """Irregular input (issue 18): arrays with NaN, lists of per-instance arrays
 of different lengths, long DataFrames with unequal lengths and gaps, the
 alignment= and mask= arguments, and a clear error, naming the Python
-argument, for every bad irregular input."""
+argument, for every bad irregular input. The data rules are the program's:
+what it refuses comes back as a DataError whose fields (kind, argument,
+instance, feature, time, index) the tests check in the caller's terms."""
 
 import importlib.util
 import os
@@ -30,6 +32,15 @@ def sequences():
     return [np.array([[1.0, 2, 3], [4, 5, 6]]), np.array([[7.0, 8], [9, 10]]), np.array([[11.0], [12]])]
 
 
+def refused(test, X, **kw):
+    """The DataError tempora.as_array (the program's check) raises for X."""
+    with test.assertRaises(tempora.DataError) as cm:
+        tempora.as_array(X, **kw)
+    e = cm.exception
+    test.assertIsInstance(e, ValueError)  # an error about an argument, as before
+    return e
+
+
 class ArrayInputTest(unittest.TestCase):
     def test_nan_is_missing(self):
         X = np.arange(12.0).reshape(2, 2, 3)
@@ -45,21 +56,25 @@ class ArrayInputTest(unittest.TestCase):
     def test_infinity_names_the_cell_in_the_callers_layout(self):
         X = np.zeros((2, 3, 4))
         X[1, 2, 3] = -np.inf
-        with self.assertRaisesRegex(ValueError, r"^X holds 1 infinite values \(the first at index \(1, 2, 3\)\); a "
-                                                r"missing value is NaN"):
-            _input.as_data(X)
-        with self.assertRaisesRegex(ValueError, r"at index \(1, 2, 3\)"):
-            _input.as_data(X, layout="nld")  # (instances, timesteps, features): instance 1, timestep 2, feature 3
+        X[0, 0, 0] = np.nan  # a missing value: no error
+        e = refused(self, X)
+        self.assertEqual((e.kind, e.argument, e.index, e.instance, e.feature, e.time, e.value, e.count),
+                         ("infinite", "X", (1, 2, 3), 1, 2, 3, -np.inf, 1))
+        self.assertIn("(the first at index (1, 2, 3))", str(e))
+        e = refused(self, X, layout="nld")  # (instances, timesteps, features): instance 1, timestep 2, feature 3
+        self.assertEqual((e.index, e.instance, e.feature, e.time), ((1, 2, 3), 1, 3, 2))
+        X[0, 1, 1] = np.inf
+        self.assertEqual(refused(self, X).count, 2)
 
     def test_instance_or_feature_with_nothing_observed(self):
         X = np.ones((3, 2, 4))
         X[1] = nan
-        with self.assertRaisesRegex(ValueError, r"^X: instance 1 has no observed value"):
-            _input.as_data(X)
+        e = refused(self, X)
+        self.assertEqual((e.kind, e.argument, e.instance, e.feature), ("unobserved-instance", "X", 1, None))
         X = np.ones((3, 2, 4))
         X[:, 1] = nan
-        with self.assertRaisesRegex(ValueError, r"^X: feature 'b' is never observed"):
-            _input.as_data(X, feature_names=["a", "b"])
+        e = refused(self, X, feature_names=["a", "b"])
+        self.assertEqual((e.kind, e.argument, e.instance, e.feature), ("unobserved-feature", "X", None, "b"))
 
     def test_mask(self):
         X = np.arange(12.0).reshape(2, 2, 3)
@@ -82,9 +97,9 @@ class ArrayInputTest(unittest.TestCase):
             _input.as_data(X, mask=np.full((2, 2, 3), "yes"))
         everything = np.zeros((2, 2, 3), dtype=bool)
         everything[1] = True
-        with self.assertRaisesRegex(ValueError, r"^X: instance 0 has no observed value \(every value is NaN or "
-                                                r"masked\)"):
-            _input.as_data(X, mask=everything)
+        e = refused(self, X, mask=everything)
+        self.assertEqual((e.kind, e.instance), ("unobserved-instance", 0))
+        self.assertIn("(every value is NaN or masked)", str(e))
 
     def test_alignment_argument(self):
         with self.assertRaisesRegex(ValueError, r"^alignment must be 'start' .* or 'end' .*got 'left'"):
@@ -130,12 +145,18 @@ class ListInputTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"^X\[1\] has shape \(4,\): each array of a list X is one "
                                                 r"instance"):
             _input.as_data([seqs[0], np.zeros(4)])
-        with self.assertRaisesRegex(ValueError, r"^X: instance 2 has no observed value"):
-            _input.as_data(seqs[:2] + [np.full((2, 1), nan)])
-        with self.assertRaisesRegex(ValueError, r"^X holds 1 infinite values \(the first at X\[1\]\[0, 1\]\)"):
-            _input.as_data([seqs[0], np.array([[0, np.inf], [0, 0]])], alignment="end")
-        with self.assertRaisesRegex(ValueError, r"^X: feature 1 is never observed"):
-            _input.as_data([np.array([[1.0, 2], [nan, nan]]), np.array([[3.0], [nan]])])
+        e = refused(self, seqs[:2] + [np.full((2, 1), nan)])
+        self.assertEqual((e.kind, e.instance), ("unobserved-instance", 2))
+        # The cell in X[1]'s own terms: end-aligned, X[1]'s timestep 1 is
+        # the axis's last.
+        e = refused(self, [seqs[0], np.array([[0, np.inf], [0, 0]])], alignment="end")
+        self.assertEqual((e.kind, e.instance, e.feature, e.time, e.index), ("infinite", 1, 0, 1, (0, 1)))
+        self.assertIn("(the first at X[1][0, 1])", str(e))
+        e = refused(self, [np.array([[1.0, 2], [nan, nan]]).T, np.array([[3.0], [nan]]).T], layout="nld",
+                    alignment="end")
+        self.assertEqual((e.kind, e.feature), ("unobserved-feature", 1))
+        e = refused(self, [np.array([[0.0, 1], [np.inf, 0]]).T, np.array([[3.0], [1]]).T], layout="nld")
+        self.assertEqual((e.instance, e.feature, e.time, e.index), (0, 1, 0, (0, 1)))  # X[0][t=0, feature 1]
 
 
 @need_pandas
@@ -195,17 +216,22 @@ class DataFrameInputTest(unittest.TestCase):
             _input.as_data(pd.concat([df, df.iloc[[2]]]))
         inf = df.copy()
         inf.loc[4, "value"] = np.inf
-        with self.assertRaisesRegex(ValueError, r"^X holds 1 infinite values \(the first at instance 'a', time 2, "
-                                                r"feature 'hr'\)"):
-            _input.as_data(inf)
+        e = refused(self, inf)  # the DataFrame's own names: no index
+        self.assertEqual((e.kind, e.instance, e.time, e.feature, e.index), ("infinite", "a", 2, "hr", None))
+        self.assertIn("(the first at instance 'a', time 2, feature 'hr')", str(e))
         empty = df.copy()
         empty.loc[df["instance"] == "b", "value"] = nan
-        with self.assertRaisesRegex(ValueError, r"^X: instance 'b' has no observed value"):
-            _input.as_data(empty)
+        e = refused(self, empty)
+        self.assertEqual((e.kind, e.instance), ("unobserved-instance", "b"))
         never = df.copy()
         never.loc[df["feature"] == "bp", "value"] = nan
-        with self.assertRaisesRegex(ValueError, r"^X: feature 'bp' is never observed"):
-            _input.as_data(never)
+        e = refused(self, never)
+        self.assertEqual((e.kind, e.feature), ("unobserved-feature", "bp"))
+        # The names are the program's to check too: here the columns.
+        wide = df.pivot(index=["instance", "time"], columns="feature", values="value")
+        wide.columns = ["hr ", "bp"]
+        e = refused(self, wide)
+        self.assertEqual((e.kind, e.argument, e.feature), ("feature-names", "X's columns", "hr "))
         notime = df.copy()
         notime.loc[3, "time"] = nan
         with self.assertRaisesRegex(ValueError, r"^X: the long DataFrame's time column has missing values \(row 3\)"):
@@ -225,8 +251,33 @@ def observed_mean(batch):
 
 class ExplainTest(unittest.TestCase):
     def test_targets_may_not_be_missing(self):
-        with self.assertRaisesRegex(ValueError, r"^y holds 1 NaN or infinite values .*a target may not be missing"):
-            tempora.explain(observed_mean, np.ones((3, 1, 2)), [1.0, nan, 2.0], task="regression", progress=False)
+        def never(batch):
+            raise AssertionError("predict called on refused targets")
+
+        with self.assertRaises(ValueError) as cm:
+            tempora.explain(never, np.ones((3, 1, 2)), [1.0, nan, 2.0], task="regression", progress=False)
+        e = cm.exception
+        self.assertIsInstance(e, tempora.DataError)
+        self.assertEqual((e.kind, e.argument, e.instance, e.index, e.count), ("target", "y", 1, (1,), 1))
+        self.assertIn("a target may not be missing", str(e))
+        with self.assertRaises(tempora.DataError) as cm:
+            tempora.explain(never, np.ones((3, 1, 2)), [1.0, 2.0], task="regression", progress=False)
+        self.assertEqual((cm.exception.kind, cm.exception.argument), ("targets", "y"))
+
+    @need_pandas
+    def test_method_that_needs_complete_data(self):
+        """A method that refuses missing values (LIME) names the first one
+        in the DataFrame's terms, with the program's reason."""
+        import pandas as pd
+        df = pd.DataFrame({"instance": ["a", "a", "b", "b", "c", "c"], "time": [0, 1, 0, 1, 0, 1],
+                           "hr": [1.0, 2, 3, nan, 1, 1], "bp": [1.0, 2, 3, 4, nan, 1]})
+        with self.assertRaises(tempora.DataError) as cm:
+            tempora.explain(observed_mean, df, [1.0, 2, 3], task="regression", method="lime", progress=False)
+        e = cm.exception
+        self.assertEqual((e.kind, e.argument, e.instance, e.time, e.feature, e.count, e.index),
+                         ("missing", "X", "b", 1, "hr", 2, None))
+        self.assertIn("at instance 'b', time 1, feature 'hr'", str(e))
+        self.assertIn("LIME needs complete data", str(e))
 
     def test_arguments_are_named(self):
         with self.assertRaisesRegex(ValueError, r"^alignment must be"):
@@ -456,9 +507,10 @@ class EndToEndTest(unittest.TestCase):
                 # Given the times since admission instead, the data does
                 # not fit alignment="end": an error, not a wrong answer.
                 df["time"] -= df.groupby("instance")["time"].transform("min")
-                with self.assertRaisesRegex(ValueError, r"^alignment='end' but the times of X line up the "
-                                                        r"sequences' starts"):
+                with self.assertRaises(tempora.DataError) as cm:
                     tempora.explain(last_hours, df, y, task="regression", alignment="end", progress=False)
+                self.assertEqual((cm.exception.kind, cm.exception.argument), ("alignment", "X"))
+                self.assertIn("the times of X line up the sequences' starts", str(cm.exception))
 
     def test_null(self):
         """Targets independent of the data: the DataFrame path adds no
@@ -496,9 +548,13 @@ class ModelNaNTest(unittest.TestCase):
             warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Mean of empty slice"
             with self.assertRaises(tempora.ModelError) as ctx:
                 tempora.explain(naive, df, rng.normal(size=60), task="regression", progress=False)
-        msg = str(ctx.exception)
-        self.assertRegex(msg, r"predicted NaN for instance (\d+).*; instance \1 is X's instance %r" % lacking[0])
-        self.assertIn("np.nanmean of an all-NaN slice is NaN", msg)
+        e = ctx.exception
+        self.assertEqual((e.kind, e.info["value"]), ("prediction", "NaN"))
+        # The program names the instance by its position in the data it
+        # read; the package, by the DataFrame's id.
+        self.assertEqual(e.info["instance"], sorted(df["instance"].unique()).index(lacking[0]))
+        self.assertIn("instance %d is X's instance %r" % (e.info["instance"], lacking[0]), str(e))
+        self.assertIn("np.nanmean of an all-NaN slice is NaN", str(e))
 
 
 class AsArrayTest(unittest.TestCase):
@@ -525,16 +581,15 @@ class AlignmentFitTest(unittest.TestCase):
         X = np.ones((10, 2, 6))
         for i in range(10):
             X[i, :, 3 + i % 3:] = nan  # start-aligned: padding at the end
-        _input.as_data(X)
-        with self.assertRaisesRegex(ValueError, r"^alignment='end' but X line up the sequences' starts: every "
-                                                r"instance is observed at the first timestep and 10 of 10 end "
-                                                r"before the last \(lengths 3 to 5\)"):
-            _input.as_data(X, alignment="end")
+        tempora.as_array(X)
+        e = refused(self, X, alignment="end")
+        self.assertEqual((e.kind, e.argument, e.count, e.lengths), ("alignment", "X", 10, (3, 5)))
+        self.assertIn("10 of 10 end before the last (lengths 3 to 5)", str(e))
         X = X[:, :, ::-1]  # end-aligned: padding at the start
-        _input.as_data(X, alignment="end")
-        with self.assertRaisesRegex(ValueError, r"^alignment='start' \(the default\) but X line up the sequences' "
-                                                r"ends.*Pass alignment='end'"):
-            _input.as_data(X)
+        tempora.as_array(X, alignment="end")
+        e = refused(self, X)
+        self.assertEqual((e.kind, e.count, e.lengths, e.info["alignment"]), ("alignment", 10, (3, 5), "start"))
+        self.assertIn("Pass alignment='end'", str(e))
 
     def test_gaps_alone_do_not_trigger_it(self):
         """Equal lengths with cells missing at random, even a whole last
@@ -546,8 +601,8 @@ class AlignmentFitTest(unittest.TestCase):
         X[:, :, -1] = 1.0
         X[:20, :, -1] = nan  # 40% end early, fewer than half
         X[:20, :, 0] = nan
-        _input.as_data(X, alignment="end")
-        _input.as_data(X, alignment="start")
+        tempora.as_array(X, alignment="end")
+        tempora.as_array(X, alignment="start")
 
 
 @need_pandas

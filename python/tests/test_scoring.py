@@ -1,6 +1,8 @@
 """Scoring against a synthetic problem's truth: tempora.evaluate (the
 program's metrics) and the benchmark's feature scores and top-n selection
-(feature_scores, top_features), checked against the program's own rules."""
+(feature_scores, top_features, which read ``tempora rank``): checked by
+hand and against what tempora evaluate selects, so that the two commands
+apply one rule."""
 
 import os
 import tempfile
@@ -68,6 +70,10 @@ class ScoringTest(unittest.TestCase):
         self.assertEqual(tempora.top_features(cells, 0), [])
         with self.assertRaisesRegex(ValueError, "matrix"):
             tempora.feature_scores([1.0, 2.0])
+        # Scores are finite, as for tempora evaluate (the program refuses
+        # the file).
+        with self.assertRaises(tempora.TemporaError):
+            tempora.feature_scores([[1.0, np.inf]])
 
     def test_near_zero_threshold_is_the_programs(self):
         # The relevant features' windows at just under and just over the

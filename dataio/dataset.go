@@ -1,0 +1,140 @@
+package dataio
+
+import (
+	"fmt"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/errmsg"
+)
+
+// Reading a dataset
+//
+// A dataset is read from up to four files: the data tensor, the targets,
+// the feature names and an observation mask (Files). Each file's format
+// is chosen from its extension by the reader table (readers.go). The data
+// may have missing values: NaN in a .npy data file, in a long CSV file a
+// cell without a line or with an empty, NA or NaN value (ReadDataCSV); an
+// observation mask, a .npy file of the data's shape holding booleans or
+// 0/1 (ReadMaskNPY), marks unobserved cells, into which ApplyMask writes
+// NaN. Targets are never missing. ReadFiles reads and checks all of it
+// with tempora.Dataset.Observe; its errors about the data, targets, names
+// or mask wrap a *tempora.DataError (what is wrong, and where) in the names
+// of the files.
+
+// Files names the files of a dataset and how to read them (ReadFiles).
+type Files struct {
+	// Data holds the M × D × L data tensor: .npy, or long-format .csv or
+	// .txt (ReadDataNPY, ReadDataCSV). It may have missing values.
+	Data string
+	// Targets holds the M targets: .npy, or .csv or .txt with one value
+	// per line. Targets may not be missing.
+	Targets string
+	// Names, if not empty, holds the feature names: a .json array of
+	// strings (ReadFeatureNamesJSON), or one name per line
+	// (ReadFeatureNames) in a file of any other extension.
+	Names string
+	// Mask, if not empty, is a .npy observation mask of the data's shape
+	// (ReadMaskNPY), applied to the data (ApplyMask).
+	Mask string
+	// Task and Alignment are the dataset's.
+	Task      tempora.Task
+	Alignment tempora.Alignment
+}
+
+// ReadFiles reads a dataset that may have missing values from files,
+// choosing each file's format from its extension, and checks it with
+// Dataset.Observe (at least one instance). It returns the dataset and its
+// observation, or an error naming the file and, where it applies, the
+// instance, feature or cell: the number of targets or of names does not
+// match the data, a classification target is not 0 or 1, a target is
+// missing or infinite, a data value is infinite, the mask does not fit,
+// an instance has nothing observed or a feature is never observed.
+func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
+	x, names, err := readData(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	read, err := targetsReader(f.Targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := read(f.Targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(y) != x.M {
+		return nil, nil, tempora.NewDataError(tempora.KindTargets,
+			fmt.Errorf("dataio: %s has %d targets but %s has %d instances", f.Targets, len(y), f.Data, x.M)).WithCount(len(y))
+	}
+	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment}
+	obs, err := ds.Observe(1)
+	if err != nil {
+		return nil, nil, errmsg.Wrap(err, "dataio: %s, %s", f.dataFiles(), f.Targets)
+	}
+	return ds, obs, nil
+}
+
+// dataFiles names the data file, and the mask if any, in messages.
+func (f Files) dataFiles() string {
+	if f.Mask != "" {
+		return f.Data + " (mask " + f.Mask + ")"
+	}
+	return f.Data
+}
+
+// ReadData reads the data of f (its Data, Names and Mask files) without
+// targets, for a caller that only describes it, and returns the tensor,
+// which may have missing values, with the feature names (nil for none)
+// and its observation under f.Alignment. Errors are those of ReadFiles
+// but for the targets.
+func ReadData(f Files) (*tempora.Tensor, []string, *tempora.Observation, error) {
+	x, names, err := readData(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Observe checks the targets too: give it finite ones.
+	ds := &tempora.Dataset{X: x, Y: make([]float64, x.M), FeatureNames: names, Alignment: f.Alignment}
+	obs, err := ds.Observe(1)
+	if err != nil {
+		return nil, nil, nil, errmsg.Wrap(err, "dataio: %s", f.dataFiles())
+	}
+	return x, names, obs, nil
+}
+
+// readData reads the data, names and mask files of f.
+func readData(f Files) (*tempora.Tensor, []string, error) {
+	var names []string
+	if f.Names != "" {
+		read, err := namesReader(f.Names)
+		if err != nil {
+			return nil, nil, err
+		}
+		if names, err = read(f.Names); err != nil {
+			return nil, nil, err
+		}
+	}
+	read, err := dataReader(f.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	x, names, err := read(f.Data, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	if names != nil && len(names) != x.D {
+		return nil, nil, tempora.NewDataError(tempora.KindFeatureNames,
+			fmt.Errorf("dataio: %s has %d feature names but %s has %d features", f.Names, len(names), f.Data, x.D)).WithCount(len(names))
+	}
+	if f.Mask != "" {
+		read, err := maskReader(f.Mask)
+		if err != nil {
+			return nil, nil, err
+		}
+		mask, err := read(f.Mask, x.M, x.D, x.L)
+		if err != nil {
+			return nil, nil, err
+		}
+		ApplyMask(x, mask)
+	}
+	return x, names, nil
+}
