@@ -35,6 +35,8 @@ type jsonExplanation struct {
 	Observed    [][]float64    `json:"observed,omitempty"`
 	Accounting  jsonAccounting `json:"accounting"`
 	Warnings    []string       `json:"warnings"`
+	// Outputs is present only for a model with several outputs.
+	Outputs *jsonOutputs `json:"outputs,omitempty"`
 }
 
 type jsonAccounting struct {
@@ -73,6 +75,10 @@ type jsonFeature struct {
 	OrderingImportant       bool     `json:"ordering_important"`
 	WindowOrderingPValue    *float64 `json:"window_ordering_p_value"`
 	WindowOrderingImportant bool     `json:"window_ordering_important"`
+	// The causal check, for a feature on one output's loss only.
+	FuturePValue    *float64 `json:"future_p_value,omitempty"`
+	FuturePAdjusted *float64 `json:"future_p_adjusted,omitempty"`
+	ReadsFuture     bool     `json:"reads_future,omitempty"`
 	// Windows is the list of windows; omitted when none was searched, so
 	// that explanations without it read and write as before.
 	Windows []jsonWindow `json:"windows,omitempty"`
@@ -90,6 +96,9 @@ type jsonWindow struct {
 	OrderingPValue    *float64 `json:"ordering_p_value"`
 	OrderingPAdjusted *float64 `json:"ordering_p_adjusted"`
 	OrderingImportant bool     `json:"ordering_important"`
+	// Lag is the window in lag coordinates of the output it explains
+	// (an output with an anchor only).
+	Lag *Window `json:"lag,omitempty"`
 }
 
 func optFloat(v float64) *float64 {
@@ -115,6 +124,7 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 		OrderingPValue:    optFloat(f.OrderingPValue), OrderingPAdjusted: optFloat(f.OrderingPAdjusted),
 		OrderingImportant:    f.OrderingImportant,
 		WindowOrderingPValue: optFloat(f.WindowOrderingPValue), WindowOrderingImportant: f.WindowOrderingImportant,
+		FuturePValue: optFloat(f.FuturePValue), FuturePAdjusted: optFloat(f.FuturePAdjusted), ReadsFuture: f.ReadsFuture,
 	}
 	if f.Index < 0 || len(f.Members) != 1 {
 		j.Members = f.Members
@@ -135,6 +145,7 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 		OrderingPValue:    fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted),
 		OrderingImportant:    j.OrderingImportant,
 		WindowOrderingPValue: fromOpt(j.WindowOrderingPValue), WindowOrderingImportant: j.WindowOrderingImportant,
+		FuturePValue: fromOpt(j.FuturePValue), FuturePAdjusted: fromOpt(j.FuturePAdjusted), ReadsFuture: j.ReadsFuture,
 	}
 	if f.Members == nil && f.Index >= 0 {
 		f.Members = []int{f.Index}
@@ -153,6 +164,7 @@ func toJSONWindow(w WindowResult) jsonWindow {
 		Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
 		PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
 		OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
+		Lag: w.Lag,
 	}
 }
 
@@ -161,6 +173,7 @@ func fromJSONWindow(j jsonWindow) WindowResult {
 		Window: j.Window, StartRange: j.StartRange, EndRange: j.EndRange, Score: j.Score,
 		PValue: fromOpt(j.PValue), PAdjusted: fromOpt(j.PAdjusted), Significant: j.Significant,
 		OrderingPValue: fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted), OrderingImportant: j.OrderingImportant,
+		Lag: j.Lag,
 	}
 }
 
@@ -198,6 +211,11 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 	for _, g := range e.Groups {
 		j.Groups = append(j.Groups, toJSONFeature(g))
 	}
+	outs, err := toJSONOutputs(e.Outputs, e.D, e.L)
+	if err != nil {
+		return nil, err
+	}
+	j.Outputs = outs
 	if s := e.Data; s != nil {
 		if err := checkSummary(s.Lengths, s.MissingRate, s.Observed, e.D, e.L); err != nil {
 			return nil, err
@@ -288,6 +306,11 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 		}
 		e.Data = s
 	}
+	outs, err := fromJSONOutputs(j.Outputs, j.D, j.L)
+	if err != nil {
+		return err
+	}
+	e.Outputs = outs
 	a := j.Accounting
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,

@@ -78,7 +78,7 @@ func withoutNaN(e *Explanation) *Explanation {
 	fix := func(fs []FeatureResult) {
 		for i := range fs {
 			for _, p := range []*float64{&fs[i].PValue, &fs[i].PAdjusted, &fs[i].WindowPValue, &fs[i].WindowPAdjusted,
-				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue} {
+				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue, &fs[i].FuturePValue, &fs[i].FuturePAdjusted} {
 				if math.IsNaN(*p) {
 					*p = -999
 				}
@@ -148,7 +148,7 @@ func explanationRoundTrip(t *testing.T, sample func() *Explanation) {
 	for _, fs := range [][]FeatureResult{want.Features, want.Groups} {
 		for i := range fs {
 			for _, p := range []*float64{&fs[i].PValue, &fs[i].PAdjusted, &fs[i].WindowPValue, &fs[i].WindowPAdjusted,
-				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue} {
+				&fs[i].OrderingPValue, &fs[i].OrderingPAdjusted, &fs[i].WindowOrderingPValue, &fs[i].FuturePValue, &fs[i].FuturePAdjusted} {
 				if math.IsNaN(*p) {
 					*p = -999
 				}

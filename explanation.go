@@ -73,6 +73,9 @@ type Explanation struct {
 	// Warnings are non-fatal problems, e.g. "SAGE did not converge within
 	// budget".
 	Warnings []string
+	// Outputs holds the results per output of a model with several
+	// outputs (Dataset.Outputs); nil for one output.
+	Outputs *OutputResults
 }
 
 // DataSummary is an explanation's summary of where its data is observed
@@ -214,6 +217,14 @@ type FeatureResult struct {
 	// rejection.
 	WindowOrderingPValue    float64
 	WindowOrderingImportant bool
+	// FuturePValue and FuturePAdjusted are the causal check of a feature
+	// on one output's loss (TIME, an output with an anchor inside the
+	// sequence): an across-instance test of the feature over the
+	// timesteps after the anchor, adjusted within the feature's outputs;
+	// ReadsFuture reports its rejection, an output that reads inputs after
+	// its own step. NaN when not tested.
+	FuturePValue, FuturePAdjusted float64
+	ReadsFuture                   bool
 	// Windows lists the feature's windows in time order, with their tests
 	// and the uncertainty of their ends (TIME); nil when no window was
 	// searched. Window and the Window… and WindowOrdering… fields above
@@ -246,6 +257,10 @@ type WindowResult struct {
 	// (the window is not significant).
 	OrderingPValue, OrderingPAdjusted float64
 	OrderingImportant                 bool
+	// Lag is Window in lag coordinates of the output it explains
+	// (Outputs.Lag: lag 0 the output's own step); nil for the whole model
+	// and for outputs without an anchor (classes).
+	Lag *Window
 }
 
 // NewFeatureResult returns an untested result for feature j with every
@@ -256,6 +271,7 @@ func NewFeatureResult(j int, name string) FeatureResult {
 		Name: name, Index: j, Members: []int{j},
 		PValue: nan, PAdjusted: nan, WindowPValue: nan, WindowPAdjusted: nan,
 		OrderingPValue: nan, OrderingPAdjusted: nan, WindowOrderingPValue: nan,
+		FuturePValue: nan, FuturePAdjusted: nan,
 	}
 }
 
@@ -263,7 +279,7 @@ func NewFeatureResult(j int, name string) FeatureResult {
 // and one untested FeatureResult per feature.
 func NewExplanation(method string, data *Dataset) *Explanation {
 	d, l := data.X.D, data.X.L
-	e := &Explanation{Method: method, Alignment: data.Alignment, D: d, L: l, Cells: make([]float64, d*l), Features: make([]FeatureResult, d)}
+	e := &Explanation{Method: method, Alignment: data.Alignment, D: d, L: l, Cells: make([]float64, d*l), Features: make([]FeatureResult, d), Outputs: NewOutputResults(data.Outputs, data)}
 	for j := range e.Features {
 		e.Features[j] = NewFeatureResult(j, data.Name(j))
 	}

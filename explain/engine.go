@@ -141,6 +141,9 @@ type Engine struct {
 	budget  int64 // bytes of the workers' copies; 0: the default
 
 	baseMean float64
+	// base holds the baseline's mean losses: the whole model's, then each
+	// output's (Scorer.Mean).
+	base []float64
 
 	calls, evals atomic.Int64
 
@@ -218,11 +221,23 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 		return nil, fmt.Errorf("explain: model: %w (baseline)", err)
 	}
 	e.baseMean = mean
+	e.base = slices.Clone(ws.stats)
 	return e, nil
 }
 
 // BaselineLoss returns the mean loss of the model on the unperturbed data.
 func (e *Engine) BaselineLoss() float64 { return e.baseMean }
+
+// OutputLoss returns the mean loss of output o on the unperturbed data
+// (WholeModel: BaselineLoss); it panics for an output the model does not
+// have.
+func (e *Engine) OutputLoss(o Output) float64 {
+	s, err := e.stat(o)
+	if err != nil {
+		panic("explain: " + err.Error())
+	}
+	return e.base[s]
+}
 
 // Accounting returns the model calls and instance evaluations made so far,
 // including the baseline prediction.
@@ -418,7 +433,7 @@ func (e *Engine) prepare(tests []Test, fams []familyRange) ([]run, []*source, er
 			return nil, nil, fmt.Errorf("explain: tests %d and %d share the key %q but not their block and perturbation (or one enumerates its permutations and the other samples them)", src.tests[0], i, t.Key)
 		}
 		src.tests = append(src.tests, i)
-		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.baseMean), src: src, stat: stat}
+		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.base[stat]), src: src, stat: stat}
 		if _, ok := runs[i].seq.rule.(familyStopper); ok && !inFamily[i] {
 			return nil, nil, fmt.Errorf("explain: test %d (%q) stops by its family's decision and is in no family (Engine.RunFamilies)", i, t.Key)
 		}

@@ -245,10 +245,39 @@ type node struct {
 	members  []int
 	children []*node // the family tested when this node is rejected
 	res      *tempora.FeatureResult
+	// index is the feature's index, or for a group −1 − its index in the
+	// explanation's Groups.
+	index int
 }
 
 func (n *node) test(kind string, w tempora.Window, k Perturbation, p int, stop Stop) Test {
 	return Test{Features: n.members, Window: w, Kind: k, Permutations: p, Key: n.key + "/" + kind, Stop: stop}
+}
+
+// unit is what TIME's window stages explain: a node on one loss, the
+// whole model's or one output's, whose results go to res (the node's own
+// for the whole model, its entry in the explanation's per-output results
+// otherwise).
+type unit struct {
+	*node
+	out Output
+	res *tempora.FeatureResult
+}
+
+// test is node.test scored on the unit's loss.
+func (u unit) test(kind string, w tempora.Window, k Perturbation, p int, stop Stop) Test {
+	t := u.node.test(kind, w, k, p, stop)
+	t.Output = u.out
+	return t
+}
+
+// wholeUnits returns the units of nodes on the whole model's loss.
+func wholeUnits(nodes []*node) []unit {
+	out := make([]unit, len(nodes))
+	for i, n := range nodes {
+		out[i] = unit{node: n, out: WholeModel, res: n.res}
+	}
+	return out
 }
 
 // buildNodes returns the top family and fills ex.Groups (pre-order) for a
@@ -256,7 +285,7 @@ func (n *node) test(kind string, w tempora.Window, k Perturbation, p int, stop S
 func (c TIME) buildNodes(ex *tempora.Explanation, data *tempora.Dataset) ([]*node, error) {
 	d := data.X.D
 	featNode := func(j int) *node {
-		return &node{key: "time/feature/" + strconv.Itoa(j), name: fmt.Sprintf("feature %q", data.Name(j)), members: []int{j}, res: &ex.Features[j]}
+		return &node{key: "time/feature/" + strconv.Itoa(j), name: fmt.Sprintf("feature %q", data.Name(j)), members: []int{j}, res: &ex.Features[j], index: j}
 	}
 	if c.Hierarchy == nil {
 		top := make([]*node, d)
@@ -288,7 +317,7 @@ func (c TIME) buildNodes(ex *tempora.Explanation, data *tempora.Dataset) ([]*nod
 		r := tempora.NewFeatureResult(-1, g.Name)
 		r.Members = g.members()
 		ex.Groups = append(ex.Groups, r)
-		n := &node{key: "time/group/" + strconv.Quote(g.Name), name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1]}
+		n := &node{key: "time/group/" + strconv.Quote(g.Name), name: fmt.Sprintf("group %q", g.Name), members: r.Members, res: &ex.Groups[len(ex.Groups)-1], index: -len(ex.Groups)}
 		for _, j := range g.Features {
 			covered[j] = true
 			n.children = append(n.children, featNode(j))

@@ -23,7 +23,7 @@ func TestWindowSearchOracle(t *testing.T) {
 			for a := 0; a < l; a++ {
 				for b := a; b < l; b++ {
 					n := &node{res: &tempora.FeatureResult{Score: float64(b - a + 1)}}
-					s := &search{n: n, l: l, thr: 0.5 / float64(b-a+1) * n.res.Score, rule: rule, hi: l, sureHi: l}
+					s := &search{n: unit{node: n, res: n.res}, l: l, thr: 0.5 / float64(b-a+1) * n.res.Score, rule: rule, hi: l, sureHi: l}
 					s.advance()
 					probes := 0
 					for !s.done() {

@@ -195,7 +195,7 @@ func (e *Engine) locateFailure() string {
 // whose every probe was unimportant ends at the last timestep; clamping
 // both ends into the span keeps every window, and the ranges of its ends,
 // in the feature's aligned time. Complete data is left as it is.
-func (r *timeRun) clipToSpans(nodes []*node, found []located) {
+func (r *timeRun) clipToSpans(nodes []unit, found []located) {
 	if !r.eng.masked {
 		return
 	}

@@ -60,7 +60,7 @@ const (
 // splitWindows splits the window found for every node (see above) and
 // returns the windows of node i in time order; TIME.Windows ≤ 1 leaves
 // every window whole.
-func (r *timeRun) splitWindows(ctx context.Context, nodes []*node, found []located) ([][]located, error) {
+func (r *timeRun) splitWindows(ctx context.Context, nodes []unit, found []located) ([][]located, error) {
 	out := make([][]located, len(nodes))
 	for i := range nodes {
 		out[i] = []located{found[i]}
@@ -103,7 +103,7 @@ func (r *timeRun) probedSpan(f located) (lo, hi int) {
 // probeTimesteps is stage 1: it probes the timesteps of every window
 // alone and returns the status of every timestep of window i (index t −
 // a), its ends surely important unless probed.
-func (r *timeRun) probeTimesteps(ctx context.Context, nodes []*node, found []located) ([][]int, error) {
+func (r *timeRun) probeTimesteps(ctx context.Context, nodes []unit, found []located) ([][]int, error) {
 	var tests []Test
 	for i, n := range nodes {
 		lo, hi := r.probedSpan(found[i])
@@ -182,7 +182,7 @@ func candidates(w tempora.Window, status []int) []tempora.Window {
 // (Looks, or Fixed under FixedTests), whose repeated looks at the
 // threshold keep the error of one look; under the paper's rule it makes
 // one look, at its cap.
-func (r *timeRun) check(n *node, g tempora.Window) Test {
+func (r *timeRun) check(n unit, g tempora.Window) Test {
 	var stop Stop = Fixed{}
 	if r.cfg.WindowRule == OneSided {
 		stop = r.cfg.mode().checkStop(r.threshold(n))
@@ -193,7 +193,7 @@ func (r *timeRun) check(n *node, g tempora.Window) Test {
 // verifyGaps is stage 2: it checks every candidate region of every
 // window as a whole and returns the pieces of window i left once the
 // surely unimportant trims and the longest gaps are left out.
-func (r *timeRun) verifyGaps(ctx context.Context, nodes []*node, found []located, status [][]int) ([][]tempora.Window, error) {
+func (r *timeRun) verifyGaps(ctx context.Context, nodes []unit, found []located, status [][]int) ([][]tempora.Window, error) {
 	type cand struct {
 		node int
 		gap  tempora.Window
@@ -291,7 +291,7 @@ func cutPieces(w tempora.Window, gaps []tempora.Window, most int) []tempora.Wind
 
 // confirmPieces is stage 3: it probes every piece of a window cut in
 // several and keeps the pieces surely important, or the best one.
-func (r *timeRun) confirmPieces(ctx context.Context, nodes []*node, pieces [][]tempora.Window) ([][]tempora.Window, error) {
+func (r *timeRun) confirmPieces(ctx context.Context, nodes []unit, pieces [][]tempora.Window) ([][]tempora.Window, error) {
 	var tests []Test
 	for i, n := range nodes {
 		if len(pieces[i]) < 2 {

@@ -87,7 +87,7 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 // feature over its window fails it too. It is reported as such
 // (OrderingImportant); TIME's claim that the order matters is the
 // within-window test (testWindowOrderings).
-func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, windows [][]located) ([]*node, error) {
+func (r *timeRun) testOrderingWindow(ctx context.Context, important []unit, windows [][]located) ([]unit, error) {
 	fams := make([]Family, len(important))
 	for i, n := range important {
 		k := len(windows[i])
@@ -96,14 +96,14 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 		fams[i].Alpha = r.cfg.Alpha
 		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.familyStop(ordMax)))
 		for _, w := range windows[i] {
-			fams[i].Tests = append(fams[i].Tests, n.test(windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.familyStop(famMax)))
+			fams[i].Tests = append(fams[i].Tests, n.test(n.windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.familyStop(famMax)))
 		}
 	}
 	res, err := r.eng.RunFamilies(ctx, fams)
 	if err != nil {
 		return nil, err
 	}
-	var significant []*node
+	var significant []unit
 	for i, n := range important {
 		if r.decideWindows(n, windows[i], res[i]) {
 			significant = append(significant, n)
@@ -115,7 +115,7 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []*node, win
 // decideWindows records the results of node n's family {ordering, window
 // 1, …, window k} (res, in that order), applies BH at level α and reports
 // whether a window is significant.
-func (r *timeRun) decideWindows(n *node, windows []located, res []TestResult) bool {
+func (r *timeRun) decideWindows(n unit, windows []located, res []TestResult) bool {
 	k := len(windows)
 	ord, wins := res[0], res[1:k+1]
 	addDraws(r.counts, drawOrdering, ord)
@@ -133,7 +133,7 @@ func (r *timeRun) decideWindows(n *node, windows []located, res []TestResult) bo
 		n.res.Windows[j] = tempora.WindowResult{
 			Window: w.window, StartRange: w.startRange, EndRange: w.endRange,
 			Score: wins[j].Score, PValue: wins[j].PValue, PAdjusted: adj[j+1], Significant: rej[j+1],
-			OrderingPValue: nan, OrderingPAdjusted: nan,
+			OrderingPValue: nan, OrderingPAdjusted: nan, Lag: r.lag(n, w.window),
 		}
 		any = any || rej[j+1]
 		if adj[j+1] < adj[lead+1] {
@@ -147,7 +147,7 @@ func (r *timeRun) decideWindows(n *node, windows []located, res []TestResult) bo
 // setLead copies window lead of n into the single-window fields of its
 // result: the lead window is the one with the smallest adjusted p-value
 // (the earliest on ties), the only one when there is one.
-func (r *timeRun) setLead(n *node, lead int) {
+func (r *timeRun) setLead(n unit, lead int) {
 	w := n.res.Windows[lead]
 	win := w.Window
 	n.res.Window = &win
@@ -156,9 +156,12 @@ func (r *timeRun) setLead(n *node, lead int) {
 }
 
 // windowKey returns the stream key of a test of kind over window w of a
-// node with k windows: kind alone for one window, as in the paper.
-func windowKey(kind string, w tempora.Window, k int) string {
-	if k == 1 {
+// unit with k windows: kind alone for one window of the whole model, as in
+// the paper; with the window's coordinates otherwise, so that the units of
+// one node on several outputs share the draws of a window they share, and
+// only those.
+func (u unit) windowKey(kind string, w tempora.Window, k int) string {
+	if k == 1 && u.out == WholeModel {
 		return kind
 	}
 	return kind + "/" + strconv.Itoa(w.Start) + "-" + strconv.Itoa(w.End)
@@ -170,7 +173,7 @@ func windowKey(kind string, w tempora.Window, k int) string {
 // a short window). A single window is a family of one: BH rejects iff p ≤
 // α. It warns about a window too short for its ordering ever to be
 // significant.
-func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) error {
+func (r *timeRun) testWindowOrderings(ctx context.Context, significant []unit) error {
 	var tests []Test
 	var fams [][]int // the indices into n.res.Windows of each node's family
 	for _, n := range significant {
@@ -185,7 +188,7 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 		for _, j := range fam {
 			w := n.res.Windows[j].Window
 			p := r.cfg.orderingDraws(r.cfg.familyDraws(m), m, w.Len())
-			tests = append(tests, n.test(windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow{}, p, r.cfg.mode().orderingStop(p, r.cfg.Alpha)))
+			tests = append(tests, n.test(n.windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow{}, p, r.cfg.mode().orderingStop(p, r.cfg.Alpha)))
 		}
 	}
 	res, err := r.eng.Run(ctx, tests)
@@ -219,19 +222,29 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []*node) 
 	return nil
 }
 
-// fillCells sets the cells of ex: an important feature's window score over
-// each of its significant windows. An important feature without a
-// significant window gets no cells under OneSided (TIME does not know
-// where it acts) and its overall score at every timestep under PaperRule.
-// Cells are 0 elsewhere.
-func fillCells(ex *tempora.Explanation, rule WindowRule) {
-	l := ex.L
-	for j := range ex.Features {
-		f := &ex.Features[j]
+// fillCells sets the cells of the explanation and of each of its outputs.
+func (r *timeRun) fillCells() {
+	fillCells(r.ex.Cells, r.ex.Features, r.ex.L, r.cfg.WindowRule)
+	if outs := r.ex.Outputs; outs != nil {
+		for k := range outs.Outputs {
+			o := &outs.Outputs[k]
+			fillCells(o.Cells, o.Features, r.ex.L, r.cfg.WindowRule)
+		}
+	}
+}
+
+// fillCells sets D × L cells from the features' results: an important
+// feature's window score over each of its significant windows. An
+// important feature without a significant window gets no cells under
+// OneSided (TIME does not know where it acts) and its overall score at
+// every timestep under PaperRule. Cells are 0 elsewhere.
+func fillCells(cells []float64, features []tempora.FeatureResult, l int, rule WindowRule) {
+	for j := range features {
+		f := &features[j]
 		if !f.Important {
 			continue
 		}
-		row := ex.Cells[j*l : (j+1)*l]
+		row := cells[j*l : (j+1)*l]
 		any := false
 		for _, w := range f.Windows {
 			if !w.Significant {
@@ -262,12 +275,26 @@ const (
 
 var drawNames = [drawKinds]string{"overall", "window search", "ordering", "window", "window ordering"}
 
-// addDraws adds the draws of results to the count of kind k.
+// The kinds of test a model with several outputs adds to Accounting.Draws,
+// after the others: the output families and the causal checks.
+const (
+	drawOutputs = drawKinds + iota
+	drawFuture
+	drawOutputKinds
+)
+
+var drawOutputNames = [...]string{"outputs", "future"}
+
+// addDraws adds the draws of results to the count of kind k: the draws
+// each test evaluated for itself (TestResult.New; tests of one key share
+// their draws), and the caps of the first test of each key.
 func addDraws(counts []tempora.DrawCount, k int, res ...TestResult) {
 	for _, r := range res {
 		counts[k].Tests++
-		counts[k].Draws += int64(r.Evaluated)
-		counts[k].MaxDraws += int64(r.Max)
+		counts[k].Draws += int64(r.New)
+		if r.Owner {
+			counts[k].MaxDraws += int64(r.Max)
+		}
 	}
 }
 

@@ -209,18 +209,25 @@ func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model,
 	if err != nil {
 		return nil, err
 	}
-	windows, err := r.locateWindows(ctx, important)
+	units, err := r.units(ctx, important)
 	if err != nil {
 		return nil, err
 	}
-	significant, err := r.testOrderingWindow(ctx, important, windows)
+	windows, err := r.locateWindows(ctx, units)
+	if err != nil {
+		return nil, err
+	}
+	significant, err := r.testOrderingWindow(ctx, units, windows)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.testWindowOrderings(ctx, significant); err != nil {
 		return nil, err
 	}
-	fillCells(r.ex, r.cfg.WindowRule)
+	if err := r.checkCausal(ctx, units); err != nil {
+		return nil, err
+	}
+	r.fillCells()
 	acc := r.eng.Accounting()
 	acc.WindowProbes = r.probes
 	acc.Draws = r.counts
@@ -289,9 +296,14 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if !obs.Complete() {
 		ex.Warnings = append(ex.Warnings, cfg.LengthRule.warnings(obs)...)
 	}
-	counts := make([]tempora.DrawCount, drawKinds)
+	counts := make([]tempora.DrawCount, drawKinds, drawOutputKinds)
 	for k := range counts {
 		counts[k].Test = drawNames[k]
+	}
+	if data.Outputs != nil {
+		for _, name := range drawOutputNames {
+			counts = append(counts, tempora.DrawCount{Test: name})
+		}
 	}
 	r := &timeRun{cfg: cfg, eng: eng, ex: ex, whole: tempora.Window{Start: 0, End: data.X.L - 1}, theta: (1 - cfg.Gamma) / 2, counts: counts}
 	return r, top, nil

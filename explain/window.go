@@ -84,7 +84,7 @@ func (e errWindowRule) Error() string {
 // [sureLo, sureHi−1] whatever the unsure probes would have said, assuming
 // prefix importance grows with the prefix. Likewise for the end.
 type search struct {
-	n      *node
+	n      unit
 	l      int
 	thr    float64
 	rule   WindowRule
@@ -229,7 +229,7 @@ type located struct {
 // values on data with missing values (clipToSpans), then split at gaps
 // and trimmed (splitWindows, split.go). It returns the windows of node i
 // in time order.
-func (r *timeRun) locateWindows(ctx context.Context, nodes []*node) ([][]located, error) {
+func (r *timeRun) locateWindows(ctx context.Context, nodes []unit) ([][]located, error) {
 	found, err := r.searchWindows(ctx, nodes)
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (r *timeRun) locateWindows(ctx context.Context, nodes []*node) ([][]located
 // most probeCap draws and stops as the tests' mode says (Probe: as soon
 // as its interval settles the comparison with the threshold). It returns
 // the windows in node order.
-func (r *timeRun) searchWindows(ctx context.Context, nodes []*node) ([]located, error) {
+func (r *timeRun) searchWindows(ctx context.Context, nodes []unit) ([]located, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
 		s := &search{n: n, l: r.whole.Len(), thr: r.threshold(n), rule: r.cfg.WindowRule, lo: 0, hi: r.whole.Len(), sureLo: 0, sureHi: r.whole.Len()}
@@ -281,12 +281,12 @@ func (r *timeRun) searchWindows(ctx context.Context, nodes []*node) ([]located, 
 
 // threshold returns the window search's threshold of node n, θ·|overall
 // score|.
-func (r *timeRun) threshold(n *node) float64 { return r.theta * math.Abs(n.res.Score) }
+func (r *timeRun) threshold(n unit) float64 { return r.theta * math.Abs(n.res.Score) }
 
 // probe returns the probe test of node n over window w, with stream key
 // kind: an across-instance test, capped at probeCap, that stops as the
 // tests' mode stops probes (Probe, or Fixed under FixedTests).
-func (r *timeRun) probe(n *node, kind string, w tempora.Window) Test {
+func (r *timeRun) probe(n unit, kind string, w tempora.Window) Test {
 	return n.test(kind, w, r.cfg.across(), r.cfg.probeCap(), r.cfg.mode().probeStop(r.threshold(n)))
 }
 

@@ -117,6 +117,9 @@ class ProgramTableTest(unittest.TestCase):
         # DataFrame columns), though "windows" spells a TIME parameter.
         from tempora import _display
         fields = set(_display.FEATURE_COLUMNS)
+        # ... and of its accounting's draw counts ("tests" also names TIME's
+        # choice of tests).
+        fields |= {"test", "tests", "draws", "max_draws"}
         params = {s for m in t.methods for p in t.params(m) for s in (p.name, p.keyword)}
         for fn in sorted(os.listdir(PACKAGE)):
             if not fn.endswith(".py"):
