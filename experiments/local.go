@@ -35,7 +35,7 @@ var localSuite = &Suite{
 	Name: "local", Doc: "per-instance attributions against per-instance truth (1000×10×20, 5 relevant, every feature a window maximum)",
 	Models: 20, QuickModels: 3, Methods: localMethods,
 	// Quick: measured on the two-core development machine
-	// (results/reference/local).
+	// (results/reference/local/quick).
 	Time: "about 20 min (estimated)", QuickTime: "about 40 s",
 	settings: func(quick bool, _ string) ([]Setting, error) {
 		s := Setting{Params: []record.Param{}, Problem: localProblem, Quick: quick, Local: true}
