@@ -27,7 +27,7 @@ type Options struct {
 	Suite string
 	// Grid is the sweep specification of the grid suite, e.g.
 	// "noise=0,0.5,1;gamma=0.95,0.99": problem parameters (ProblemParams)
-	// and parameters of the methods run (see ParseGrid).
+	// and parameters of the methods run (see parseGrid).
 	Grid string
 	// Models is the number of models (problems) per setting; zero means the
 	// suite's default at the chosen scale.
@@ -290,7 +290,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		if err := method.CheckExplanation(oe, prob.Data); err != nil {
 			return fmt.Errorf("experiments: %s: %s: %w", name, m.Name, err)
 		}
-		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
+		rec, err := metrics.Score(prob.Truth, oe, m.Mode, m.Tests)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
 		}
@@ -307,7 +307,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		// attributions, and in a Local setting for every method, on
 		// problems with a per-instance truth (synthetic models).
 		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
-			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
+			ms, err := instanceScores(prob.Model, prob.Data, oe.Cells, local)
 			if err != nil {
 				return fmt.Errorf("experiments: %s: %w", name, err)
 			}

@@ -56,10 +56,10 @@ type Setting struct {
 	// Quick is set at the quick scale, where methods use their parameters'
 	// quick-scale defaults (method.Param.Quick).
 	Quick bool
-	// Local adds the per-instance metrics (InstanceScores) to the records
+	// Local adds the per-instance metrics (instanceScores) to the records
 	// of every method: a global method's cell scores count as every
 	// instance's attributions. Without it only methods with per-instance
-	// attributions (Attribute) get them.
+	// attributions (attribute) get them.
 	Local bool
 	// Refusals records a method that refuses the problem's missing values
 	// (method.IncompleteError) as refused

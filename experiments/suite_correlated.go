@@ -115,7 +115,7 @@ func (w correlatedWorld) Generate(_ context.Context, spec ProblemSpec, seed uint
 	if err != nil {
 		return nil, err
 	}
-	return &Problem{Data: p.Data, Model: p.Model, Truth: TruthOf(p.ModelTruth), dataTruth: TruthOf(p.DataTruth)}, nil
+	return &Problem{Data: p.Data, Model: p.Model, Truth: truthOf(p.ModelTruth), dataTruth: truthOf(p.DataTruth)}, nil
 }
 
 // dataTruth is the view that scores a problem against its data-centric

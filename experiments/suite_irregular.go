@@ -246,7 +246,7 @@ func explainOrRefuse(ctx context.Context, it *Item, prob *Problem, workers int) 
 		}
 		return nil, nil, nil, nil, err
 	}
-	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
+	e, local, err := attribute(ctx, ex, prob.Model, prob.Data)
 	if err != nil && ctx.Err() == nil && refusal(err) {
 		return nil, nil, nil, refused(it.run.outputs, err), nil
 	}
