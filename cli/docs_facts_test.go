@@ -616,7 +616,9 @@ func TestREADMEGoCode(t *testing.T) {
 }
 
 // TestDocMakeTargets checks that every make target the documents name
-// ("make demo", `make paper-quick`) is a target of the Makefile.
+// ("make demo", `make paper-quick`, `make windows-reference`) is a target
+// of the Makefile: one of its rules, or a suite's target made by one of its
+// pattern rules (%-quick, paper-%, …).
 func TestDocMakeTargets(t *testing.T) {
 	b, err := os.ReadFile("../Makefile")
 	if err != nil {
@@ -625,6 +627,18 @@ func TestDocMakeTargets(t *testing.T) {
 	targets := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`).FindAllSubmatch(b, -1) {
 		targets[string(m[1])] = true
+	}
+	patterns := regexp.MustCompile(`(?m)^([a-z-]*%[a-z-]*):`).FindAllSubmatch(b, -1)
+	if len(patterns) < 4 {
+		t.Fatalf("the Makefile has %d pattern rules, want the suites' four", len(patterns))
+	}
+	for _, m := range patterns {
+		for _, s := range experiments.Suites {
+			targets[strings.Replace(string(m[1]), "%", s.Name, 1)] = true
+		}
+	}
+	if !targets["windows-quick"] || !targets["paper-table1"] || !targets["correlated-paper-reference"] {
+		t.Errorf("the pattern rules do not make windows-quick, paper-table1 and correlated-paper-reference")
 	}
 	re := regexp.MustCompile("(?m)(?:`|^)make ([a-z][a-z0-9-]*)")
 	n := 0

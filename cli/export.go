@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-
-	"github.com/tempora-dev/tempora/experiments"
 )
 
 const exportHelp = `
@@ -63,5 +61,14 @@ func (p *program) export(_ context.Context, args []string, stdout, _ io.Writer) 
 		return nil
 	}
 	opts.Out = *out
-	return experiments.Export(stdout, fs.Arg(0), experiments.ExportOptions{Run: opts, Shards: *shards, Binary: *binary})
+	// The job file names the methods canonically (options checked them).
+	var methods []string
+	for _, name := range opts.Methods {
+		m, err := p.table.Lookup(name)
+		if err != nil {
+			return usageErrorf("export: %v", err)
+		}
+		methods = append(methods, m.Name)
+	}
+	return writeJobs(stdout, fs.Arg(0), jobFile{run: opts, methods: methods, shards: *shards, binary: *binary})
 }

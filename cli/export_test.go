@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 // TestExportNoShardFlag checks that export neither lists nor accepts -shard
@@ -75,5 +78,35 @@ func TestExportUncarriablePaths(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s -out %q -binary %q: error %v, want one about a %s", tc.kind, tc.out, tc.binary, err, tc.want)
 		}
+	}
+}
+
+// TestExportJobs checks the job files of a table1 run at quick scale with
+// methods, workers and models (golden files) and refuses job files that
+// cannot be written.
+func TestExportJobs(t *testing.T) {
+	run := experiments.Options{Suite: "table1", Models: 10, Methods: []string{"TIME", "time-n", "LIME"}, Workers: 2, Quick: true, Out: "/scratch/table1"}
+	j := jobFile{run: run, methods: []string{"TIME", "TIME-n", "LIME"}, shards: 8, binary: "/opt/tempora/tempora"}
+	for _, kind := range []string{"condor", "slurm"} {
+		var b bytes.Buffer
+		if err := writeJobs(&b, kind, j); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "export-table1."+kind, b.String())
+	}
+	// The command names the methods canonically, as the file above.
+	got := mustRun(t, "export", "-suite", "table1", "-models", "10", "-methods", "TIME,time-n,LIME", "-workers", "2", "-quick",
+		"-seed", "0", "-shards", "8", "-out", "/scratch/table1", "-binary", "/opt/tempora/tempora", "slurm")
+	golden(t, "export-table1.slurm", got)
+	for name, bad := range map[string]jobFile{
+		"no shards": {run: run},
+		"no out":    {run: experiments.Options{Suite: "table1"}, shards: 2},
+	} {
+		if err := writeJobs(&bytes.Buffer{}, "condor", bad); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := writeJobs(&bytes.Buffer{}, "pbs", j); err == nil {
+		t.Error("unknown scheduler: no error")
 	}
 }

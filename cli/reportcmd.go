@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tempora-dev/tempora/experiments"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/record/report"
 	"github.com/tempora-dev/tempora/results"
 )
 
@@ -62,13 +64,23 @@ func (p *program) report(_ context.Context, args []string, stdout, _ io.Writer) 
 		recs = append(recs, r...)
 	}
 	record.Sort(recs)
-	files, err := results.WriteReport(*out, recs)
+	files, err := results.WriteReport(*out, recs, suiteReports())
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(stdout, "%d records: wrote %d files to %s\n", len(recs), len(files), *out)
 	fmt.Fprintln(stdout, filepath.Join(*out, "index.md"))
 	return nil
+}
+
+// suiteReports returns what each suite declares about its report
+// (experiments.Suite.Report), by suite name.
+func suiteReports() map[string]report.Suite {
+	m := map[string]report.Suite{}
+	for _, s := range experiments.Suites {
+		m[s.Name] = s.Report
+	}
+	return m
 }
 
 // readRecords loads every record below dir, with errors that name the

@@ -94,11 +94,16 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	if p.parseOnly {
 		return nil
 	}
-	opts.Out, opts.Progress = *out, stderr
-	if *quiet {
-		opts.Progress = nil
+	opts.Out = *out
+	var prog *runProgress
+	if !*quiet {
+		prog = newRunProgress(stderr, opts.Suite)
+		opts.Progress = prog
 	}
 	err = experiments.Run(ctx, opts)
+	if prog != nil {
+		prog.finish()
+	}
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("run: %s; %s", interruption(ctx), resumeHint)
 	}

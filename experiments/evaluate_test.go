@@ -34,7 +34,7 @@ func checkMetrics(t *testing.T, name string, ms []record.Metric, want map[string
 	}
 }
 
-func TestEvaluateFile(t *testing.T) {
+func TestEvaluateFiles(t *testing.T) {
 	// The score matrix of TestDetectionMetrics, in two hand-made formats,
 	// scored against the same truth (testdata/problem/truth.json).
 	detection := map[string]float64{
@@ -47,7 +47,7 @@ func TestEvaluateFile(t *testing.T) {
 		"feature-auroc": 0.5, "feature-auprc": 5.0 / 6, "timestep-auroc": 27.0 / 32, "timestep-auprc": 2.0 / 3,
 	}
 	for _, f := range []string{"scores.csv", "scores.json"} {
-		rec, err := EvaluateFile("testdata/problem", filepath.Join("testdata", f), method.TopN, false)
+		rec, err := EvaluateFiles("testdata/problem", filepath.Join("testdata", f), "", method.TopN, false)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -63,7 +63,7 @@ func TestEvaluateFile(t *testing.T) {
 	// cells {1, 2, 8, 9}. Ordering: truth {0, 2}, selected {0}. Window
 	// ordering over the identified {0, 1}: nothing true, {1} selected.
 	// Average window over {0}: [1, 3] against [1, 2].
-	rec, err := EvaluateFile("testdata/problem", "testdata/explanation.json", method.AllNonZero, true)
+	rec, err := EvaluateFiles("testdata/problem", "testdata/explanation.json", "", method.AllNonZero, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestEvaluateFile(t *testing.T) {
 	})
 }
 
-func TestEvaluateFileErrors(t *testing.T) {
+func TestEvaluateFilesErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
@@ -99,19 +99,19 @@ func TestEvaluateFileErrors(t *testing.T) {
 		"malformed JSON":  write("bad.json", "[[1, 2"),
 		"too many values": write("wide.csv", "1,2,3,4,5\n1,2,3,4,5\n1,2,3,4,5\n"),
 	} {
-		if _, err := EvaluateFile("testdata/problem", path, method.TopN, false); err == nil {
+		if _, err := EvaluateFiles("testdata/problem", path, "", method.TopN, false); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := EvaluateFile(dir, "testdata/scores.csv", method.TopN, false); err == nil {
+	if _, err := EvaluateFiles(dir, "testdata/scores.csv", "", method.TopN, false); err == nil {
 		t.Error("problem directory without truth.json: no error")
 	}
 	// A method with tests needs an explanation with test outcomes.
-	if _, err := EvaluateFile("testdata/problem", "testdata/scores.csv", method.AllNonZero, true); err == nil {
+	if _, err := EvaluateFiles("testdata/problem", "testdata/scores.csv", "", method.AllNonZero, true); err == nil {
 		t.Error("scores only, scored with tests: no error")
 	}
 	bad := write("acc.json", `{"cells": [[0,1,0,0],[0,0,0,0],[0,0,0,0]], "accounting": {"runtime_seconds": -1}}`)
-	if _, err := EvaluateFile("testdata/problem", bad, method.TopN, false); err == nil {
+	if _, err := EvaluateFiles("testdata/problem", bad, "", method.TopN, false); err == nil {
 		t.Error("negative runtime: no error")
 	}
 }
@@ -121,7 +121,7 @@ func TestReadScoresAccounting(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"cells": [[0, 2], [1, 0]], "accounting": {"runtime_seconds": 1.5, "model_calls": 5, "instance_evaluations": 50}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := ReadScores(p)
+	e, err := readScores(p)
 	if err != nil {
 		t.Fatal(err)
 	}

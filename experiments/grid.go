@@ -40,11 +40,11 @@ func isProblemParam(name string) bool {
 
 var gridNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
-// ParseGrid parses a sweep specification "name=v1,v2;name=v3" into its
+// parseGrid parses a sweep specification "name=v1,v2;name=v3" into its
 // axes, in order, checking the names and values of problem parameters.
 // Any other name is taken as a method parameter; its values are checked
 // when a run knows its methods.
-func ParseGrid(spec string) ([][]record.Param, error) {
+func parseGrid(spec string) ([][]record.Param, error) {
 	var axes [][]record.Param
 	seen := map[string]bool{}
 	for part := range strings.SplitSeq(spec, ";") {
@@ -163,7 +163,7 @@ func applyParam(s *Setting, p record.Param) error {
 // gridSettings expands a grid specification into the cross product of its
 // axes (the first axis varies slowest), around the Table 1 problem.
 func gridSettings(quick bool, spec string) ([]Setting, error) {
-	grid, err := ParseGrid(spec)
+	grid, err := parseGrid(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/tempora-dev/tempora/synth"
 )
 
-// FuzzParseGrid feeds ParseGrid (the -grid flag of the grid suite) an
+// FuzzParseGrid feeds parseGrid (the -grid flag of the grid suite) an
 // arbitrary specification. Seeds are in testdata/fuzz/FuzzParseGrid and
 // below. Properties: no panic; a one-line error with the "experiments: "
 // prefix; on success, axes with distinct known names and distinct
@@ -27,7 +27,7 @@ func FuzzParseGrid(f *testing.F) {
 	}
 	const maxFuzzSettings = 4096
 	f.Fuzz(func(t *testing.T, spec string) {
-		axes, err := ParseGrid(spec)
+		axes, err := parseGrid(spec)
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "experiments: ") || strings.ContainsAny(msg, "\n\r") {
 				t.Fatalf("error %q is not one line with the experiments: prefix", msg)
@@ -73,7 +73,7 @@ func FuzzParseGrid(f *testing.F) {
 				n *= len(axis)
 			}
 		}
-		again, err := ParseGrid(strings.Join(parts, ";"))
+		again, err := parseGrid(strings.Join(parts, ";"))
 		if err != nil || len(again) != len(axes) {
 			t.Fatalf("reparsing %q: %v, %v", strings.Join(parts, ";"), again, err)
 		}

@@ -121,9 +121,9 @@ func TestHostileRunDirectory(t *testing.T) {
 
 			// A resumed run moves the file aside and reruns its item.
 			var calls atomic.Int64
-			var prog bytes.Buffer
 			o := fakeOptions(out, &calls, nil)
-			o.Progress = &prog
+			prog := &progressLog{suite: o.Suite}
+			o.Progress = prog
 			if err := quick("resuming", func() error { return Run(context.Background(), o) }); err != nil {
 				t.Fatalf("resuming: %v\n%s", err, prog.String())
 			}

@@ -35,7 +35,7 @@ var localSuite = &Suite{
 	Name: "local", Doc: "per-instance attributions against per-instance truth (1000×10×20, 5 relevant, every feature a window maximum)",
 	Models: 20, QuickModels: 3, Methods: localMethods,
 	// Quick: measured on the two-core development machine
-	// (results/reference/local).
+	// (results/reference/local/quick).
 	Time: "about 20 min (estimated)", QuickTime: "about 40 s",
 	settings: func(quick bool, _ string) ([]Setting, error) {
 		s := Setting{Params: []record.Param{}, Problem: localProblem, Quick: quick, Local: true}
@@ -48,11 +48,11 @@ var localSuite = &Suite{
 	},
 }
 
-// Attribute runs ex on model and data with method.Measure and returns,
+// attribute runs ex on model and data with method.Measure and returns,
 // with the explanation, the per-instance attributions of the explainers
 // that give them (baselines.Occlusion, TimeSHAP and LIME: n × D × L for the
 // first n instances); local is nil for any other explainer.
-func Attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
+func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
 	if data == nil || data.X == nil {
 		return nil, nil, fmt.Errorf("experiments: no data to explain")
 	}
@@ -102,10 +102,10 @@ func (a *attributor) Explain(ctx context.Context, model tempora.Model, data *tem
 	return e, err
 }
 
-// InstanceTruth returns the per-instance truth of the first n instances of
+// instanceTruth returns the per-instance truth of the first n instances of
 // data under a synthetic model (synth.Model.InstanceTruth), n × D × L, or
 // an error for any other model.
-func InstanceTruth(model tempora.Model, data *tempora.Dataset, n int) ([]bool, error) {
+func instanceTruth(model tempora.Model, data *tempora.Dataset, n int) ([]bool, error) {
 	sm, ok := model.(*synth.Model)
 	if !ok {
 		return nil, fmt.Errorf("experiments: per-instance truth needs a synthetic model, not %T", model)
@@ -121,12 +121,12 @@ func InstanceTruth(model tempora.Model, data *tempora.Dataset, n int) ([]bool, e
 	return truth, nil
 }
 
-// InstanceScores returns the per-instance metrics (metrics.InstanceMetrics)
+// instanceScores returns the per-instance metrics (metrics.InstanceMetrics)
 // of per-instance attributions local (n × D × L, the first n instances)
 // against the per-instance truth of data under model. With local nil the
 // global cell scores are every instance's attribution, over all instances
 // of data: a global method scored as a local one.
-func InstanceScores(model tempora.Model, data *tempora.Dataset, cells []float64, local *tempora.Tensor) ([]record.Metric, error) {
+func instanceScores(model tempora.Model, data *tempora.Dataset, cells []float64, local *tempora.Tensor) ([]record.Metric, error) {
 	x := data.X
 	if local == nil {
 		if len(cells) != x.D*x.L {
@@ -137,7 +137,7 @@ func InstanceScores(model tempora.Model, data *tempora.Dataset, cells []float64,
 			copy(local.Data[i*x.D*x.L:], cells)
 		}
 	}
-	truth, err := InstanceTruth(model, data, local.M)
+	truth, err := instanceTruth(model, data, local.M)
 	if err != nil {
 		return nil, err
 	}

@@ -37,8 +37,8 @@ type run struct {
 	outputs []*method.Method
 }
 
-// Keys returns the record keys of the item's outputs.
-func (it *Item) Keys(suite string) []string {
+// keys returns the record keys of the item's outputs.
+func (it *Item) keys(suite string) []string {
 	keys := make([]string, len(it.Outputs))
 	for i, o := range it.Outputs {
 		r := record.Record{Suite: suite, Params: it.Setting.Params, Model: it.Model, Method: o}

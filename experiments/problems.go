@@ -71,8 +71,8 @@ func checkProblems(settings []Setting) error {
 	return nil
 }
 
-// TruthOf converts synth's ground truth into a record's.
-func TruthOf(ft []synth.FeatureTruth) *record.Truth {
+// truthOf converts synth's ground truth into a record's.
+func truthOf(ft []synth.FeatureTruth) *record.Truth {
 	d := len(ft)
 	t := &record.Truth{
 		Relevant: make([]bool, d), Windows: make([]tempora.Window, d), EffectSize: make([]float64, d),

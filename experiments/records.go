@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/method"
-	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
 )
 
@@ -28,7 +25,7 @@ func checkRecords(out, suite string, items []Item) ([]string, error) {
 	recDir := filepath.Join(out, "records")
 	seeds := map[string]uint64{}
 	for i := range items {
-		for _, k := range items[i].Keys(suite) {
+		for _, k := range items[i].keys(suite) {
 			seeds[k] = items[i].ProblemSeed
 		}
 	}
@@ -98,48 +95,12 @@ func moveAside(dir, rel, file string) (string, error) {
 }
 
 func (it *Item) done(recDir, suite string) bool {
-	for _, k := range it.Keys(suite) {
+	for _, k := range it.keys(suite) {
 		if _, err := os.Stat(filepath.Join(recDir, filepath.FromSlash(k)+".json")); err != nil {
 			return false
 		}
 	}
 	return true
-}
-
-// Score evaluates an explanation against the truth and returns its record
-// without the identity fields (suite, params, model, seed, method): the
-// detection metrics in the given mode (metrics.DetectionMetrics), followed
-// with tests by the per-feature metrics (metrics.TIMEMetrics), then the
-// threshold-free metrics of the cell scores (metrics.AreaMetrics), the
-// explanation's accounting and warnings, the explanation and the truth.
-func Score(tr *record.Truth, e *tempora.Explanation, mode method.Mode, tests bool) (*record.Record, error) {
-	ms, err := metrics.DetectionMetrics(tr, e.Cells, e.D, e.L, mode)
-	if err != nil {
-		return nil, err
-	}
-	if tests {
-		tm, err := metrics.TIMEMetrics(tr, e.Features, e.L)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, tm...)
-	}
-	am, err := metrics.AreaMetrics(tr, e.Cells, e.D, e.L)
-	if err != nil {
-		return nil, err
-	}
-	ms = append(ms, am...)
-	warn := e.Warnings
-	if warn == nil {
-		warn = []string{}
-	}
-	return &record.Record{
-		Format: record.Format, Method: e.Method, Metrics: ms,
-		RuntimeSeconds: e.Accounting.Runtime.Seconds(),
-		ModelCalls:     e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
-		Incomplete: e.Accounting.Incomplete, Warnings: warn,
-		Explanation: e, Truth: tr,
-	}, nil
 }
 
 // ReadRecords returns every record below out/records (a directory written

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,7 +27,7 @@ type Options struct {
 	Suite string
 	// Grid is the sweep specification of the grid suite, e.g.
 	// "noise=0,0.5,1;gamma=0.95,0.99": problem parameters (ProblemParams)
-	// and parameters of the methods run (see ParseGrid).
+	// and parameters of the methods run (see parseGrid).
 	Grid string
 	// Models is the number of models (problems) per setting; zero means the
 	// suite's default at the chosen scale.
@@ -53,13 +52,25 @@ type Options struct {
 	// Quick selects the suite's quick scale (fewer models, smaller
 	// problems).
 	Quick bool
-	// Progress, if non-nil, receives progress: an updating bar if it is a
-	// terminal, plain lines otherwise.
-	Progress io.Writer
+	// Progress, if non-nil, is told how the run goes (tempora run shows
+	// it as a progress bar).
+	Progress Progress
 
 	// source generates problems; nil means synthesise them with synth.
 	// Tests replace it.
 	source func(ctx context.Context, spec ProblemSpec, seed uint64) (*Problem, error)
+}
+
+// Progress is told how a run goes, from the goroutine that called Run:
+// Moved for each damaged record moved aside before anything runs (a line
+// saying which, why and where to; see DamagedDir), Begin once the items
+// to run (todo) and those already done (skipped) are known, then Start
+// and Done around each item run.
+type Progress interface {
+	Moved(note string)
+	Begin(todo, skipped int)
+	Start(it *Item)
+	Done(it *Item)
 }
 
 // Problem is one problem of a suite: a dataset, the black-box model and the
@@ -104,7 +115,7 @@ func (p *Problem) head(n int) (*Problem, error) {
 // example one truncated by a full disk), that lies at another key's path,
 // or whose problem seed is not the one the run derives for its key, is
 // moved to the same relative path below o.Out/damaged and its item runs
-// again. Each move is reported on o.Progress.
+// again. Each move is reported to o.Progress.
 //
 // Every problem seed is derived from (seed, suite, problem setting, model)
 // and every explainer seed from (seed, suite, setting, model, method), so
@@ -128,9 +139,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		todo = append(todo, it)
 	}
-	prog := newProgress(o.Progress, p.suite.Name, len(todo), skipped)
+	if o.Progress != nil {
+		o.Progress.Begin(len(todo), skipped)
+	}
 	defer func() {
-		prog.finish()
 		if berr := WriteBench(o.Out); err == nil {
 			err = berr
 		}
@@ -145,18 +157,22 @@ func Run(ctx context.Context, o Options) (err error) {
 		if err != nil {
 			return err
 		}
-		prog.start(&it)
+		if o.Progress != nil {
+			o.Progress.Start(&it)
+		}
 		if err := runItem(ctx, p.suite.Name, &it, prob, o.Workers, recDir); err != nil {
 			return err
 		}
-		prog.done()
+		if o.Progress != nil {
+			o.Progress.Done(&it)
+		}
 	}
 	return nil
 }
 
 // prepare checks o, resolves its plan, refuses an output directory that
 // holds another run, writes the manifest and moves damaged records aside
-// (reporting each move on o.Progress). It returns the plan and every item
+// (reporting each move to o.Progress). It returns the plan and every item
 // of the suite, all shards.
 func prepare(o *Options) (*plan, []Item, error) {
 	if o.Out == "" {
@@ -199,7 +215,7 @@ func prepare(o *Options) (*plan, []Item, error) {
 	moved, err := checkRecords(o.Out, p.suite.Name, items)
 	for _, m := range moved {
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "%s: %s\n", p.suite.Name, m)
+			o.Progress.Moved(m)
 		}
 	}
 	if err != nil {
@@ -274,7 +290,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		if err := method.CheckExplanation(oe, prob.Data); err != nil {
 			return fmt.Errorf("experiments: %s: %s: %w", name, m.Name, err)
 		}
-		rec, err := Score(prob.Truth, oe, m.Mode, m.Tests)
+		rec, err := metrics.Score(prob.Truth, oe, m.Mode, m.Tests)
 		if err != nil {
 			return fmt.Errorf("experiments: %s: %w", name, err)
 		}
@@ -291,7 +307,7 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		// attributions, and in a Local setting for every method, on
 		// problems with a per-instance truth (synthetic models).
 		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
-			ms, err := InstanceScores(prob.Model, prob.Data, oe.Cells, local)
+			ms, err := instanceScores(prob.Model, prob.Data, oe.Cells, local)
 			if err != nil {
 				return fmt.Errorf("experiments: %s: %w", name, err)
 			}

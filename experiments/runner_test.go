@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -242,14 +241,14 @@ func TestRunRecords(t *testing.T) {
 	sameFiles(t, "rerun", readRecordFiles(t, out), before)
 
 	// Adding a model leaves existing records alone and adds one model's.
-	var prog bytes.Buffer
-	o.Models, o.Progress = 4, &prog
+	prog := &progressLog{suite: o.Suite}
+	o.Models, o.Progress = 4, prog
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	// Not a terminal: one plain line per item, with an ETA.
-	if lines := strings.Split(strings.TrimSpace(prog.String()), "\n"); len(lines) != 10+2 ||
-		!strings.Contains(lines[0], "30 items already done, 10 to run") || !strings.Contains(lines[1], "ETA") {
+	// Told of the items done and to run, then of each item.
+	if lines := strings.Split(strings.TrimSpace(prog.String()), "\n"); len(lines) != 10+1 ||
+		!strings.Contains(lines[0], "30 items already done, 10 to run") || !strings.Contains(lines[1], "done model=3") {
 		t.Errorf("progress:\n%s", prog.String())
 	}
 	if calls.Load() != 10 {
@@ -425,9 +424,9 @@ func TestRunResumeDamaged(t *testing.T) {
 	}
 	damage[otherProblem] = read(otherProblem)
 	var calls atomic.Int64
-	var prog bytes.Buffer
 	o := fakeOptions(out, &calls, nil)
-	o.Progress = &prog
+	prog := &progressLog{suite: o.Suite}
+	o.Progress = prog
 	if err := Run(context.Background(), o); err != nil {
 		t.Fatalf("resuming over damaged records: %v\n%s", err, prog.String())
 	}
@@ -493,3 +492,30 @@ func TestRunMemory(t *testing.T) {
 		t.Errorf("a refused run created %s (%v)", out, err)
 	}
 }
+
+// progressLog records what a run tells its Progress as lines, the items
+// as "suite: done model=N method=M" (tempora run's display is cli's).
+type progressLog struct {
+	suite string
+	b     strings.Builder
+}
+
+func (p *progressLog) Moved(note string) { fmt.Fprintf(&p.b, "%s: %s\n", p.suite, note) }
+
+func (p *progressLog) Begin(todo, skipped int) {
+	if skipped > 0 {
+		fmt.Fprintf(&p.b, "%s: %d items already done, %d to run\n", p.suite, skipped, todo)
+	} else {
+		fmt.Fprintf(&p.b, "%s: %d items to run\n", p.suite, todo)
+	}
+}
+
+func (p *progressLog) Start(*Item) {}
+
+func (p *progressLog) Done(it *Item) {
+	fmt.Fprintf(&p.b, "%s: done model=%d method=%s\n", p.suite, it.Model, it.Method)
+}
+
+func (p *progressLog) String() string { return p.b.String() }
+
+func (p *progressLog) Reset() { p.b.Reset() }

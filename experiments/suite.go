@@ -7,6 +7,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/record/report"
 )
 
 // ProblemSpec describes a synthetic problem (see synth.Config). Noise is
@@ -55,10 +56,10 @@ type Setting struct {
 	// Quick is set at the quick scale, where methods use their parameters'
 	// quick-scale defaults (method.Param.Quick).
 	Quick bool
-	// Local adds the per-instance metrics (InstanceScores) to the records
+	// Local adds the per-instance metrics (instanceScores) to the records
 	// of every method: a global method's cell scores count as every
 	// instance's attributions. Without it only methods with per-instance
-	// attributions (Attribute) get them.
+	// attributions (attribute) get them.
 	Local bool
 	// Refusals records a method that refuses the problem's missing values
 	// (method.IncompleteError) as refused
@@ -104,6 +105,13 @@ type Suite struct {
 	// (grid). They are stated here only: help texts and README.md are
 	// generated from them.
 	Time, QuickTime string
+	// Report is what the suite's report shows beyond what every suite
+	// gets: the paper's tables its settings fill and figures of its own
+	// (package results draws it; "tempora report" takes it from here).
+	Report report.Suite
+	// Paper says that make paper and make paper-quick run the suite (the
+	// Makefile's SUITES).
+	Paper bool
 	// settings returns the settings at one scale; grid is the -grid spec.
 	settings func(quick bool, grid string) ([]Setting, error)
 }
@@ -148,6 +156,7 @@ var Suites = []*Suite{
 		// 36.5 minutes measured for 100 models (results/reference/table1);
 		// quick: about 6 s of explanations (results/reference/quick).
 		Time: "about 40 min", QuickTime: "about 15 s",
+		Report: report.Suite{PaperTables: []string{"table1", "table-s1"}}, Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(table1Problem, quick), nil },
 	},
 	{
@@ -155,6 +164,7 @@ var Suites = []*Suite{
 		Models: 100, QuickModels: 2, Methods: paperMethods,
 		// Estimated from LIME's and SAGE's cost on 600 cells, not measured.
 		Time: "more than a day (estimated)", QuickTime: "about 40 s",
+		Report: report.Suite{PaperTables: []string{"table-s2"}}, Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
 	},
 	{
@@ -162,25 +172,18 @@ var Suites = []*Suite{
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
 		// About 25 minutes measured for 20 models
 		// (results/reference/testsize-20models).
-		Time: "about 2 h", QuickTime: "about 40 s",
+		Time: "about 2 h", QuickTime: "about 40 s", Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
 	},
 	{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
-		Time: "about 2 h", QuickTime: "about 45 s",
+		Time: "about 2 h", QuickTime: "about 45 s", Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
 	},
-	{
-		Name: "correlated", Doc: "marginal against conditional TIME on correlated features (B follows A with correlation ρ; the target depends on A), both black boxes, scored against both truths",
-		Models: 20, QuickModels: 3, Methods: correlatedMethods,
-		// Measured: 1 min 52 s for 20 models, 15 s quick
-		// (results/reference/correlated).
-		Time: "about 2 min", QuickTime: "about 15 s",
-		settings: correlatedSettings,
-	},
+	correlatedSuite,
 	{
 		Name: "grid", Doc: "generic sweep over synth and explainer parameters (-grid 'noise=0,0.5;gamma=0.95,0.99') around the Table 1 setting",
 		Models: 20, QuickModels: 2, Methods: []string{"TIME", "TIME-n"},

@@ -10,6 +10,7 @@ import (
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/record/report"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -48,7 +49,50 @@ var irregularSuite = &Suite{
 	// cores; paper scale has about seven times the models, and LIME
 	// explains every instance there.
 	Time: "about 30 min (estimated)", QuickTime: "about 50 s",
+	Report:   irregularReport(),
 	settings: irregularSettings,
+}
+
+// irregularReport draws TIME's power and FDR against the missing rate,
+// one line per length spread and alignment (padding=nan,
+// full-windows=false), and TIME's metrics on the problems of the padding
+// comparison with NaN padding and with zeros, one panel per alignment.
+func irregularReport() report.Suite {
+	nan := []record.Param{{Key: "padding", Value: "nan"}}
+	var panels []report.Panel
+	for _, a := range irregularAlignments {
+		panels = append(panels, report.Panel{Title: "alignment " + a, Where: []record.Param{{Key: "alignment", Value: a}}})
+	}
+	return report.Suite{
+		Sweeps: []report.Sweep{{
+			Name: "irregular-time", Heading: "irregular: TIME's power and FDR versus the missing rate", Alt: "irregular-time",
+			Title: "irregular: TIME's power and FDR versus the missing rate (MCAR), by length spread and alignment",
+			X:     "missing-rate", Where: append(nan, record.Param{Key: "full-windows", Value: "false"}),
+			Lines: []report.Line{{Label: "spread {length-spread}, {alignment}", Method: "TIME"}},
+			Columns: []report.Column{
+				{Title: "features", Power: "feature-power", FDR: "feature-fdr"},
+				{Title: "timesteps", Power: "timestep-power", FDR: "timestep-fdr"},
+				{Title: "windows (average window)", Power: "avg-window-power", FDR: "avg-window-fdr"},
+				{Title: "feature ordering", Power: "ordering-power", FDR: "ordering-fdr"},
+			},
+		}},
+		Bars: []report.Bars{{
+			Name: "padding-time", Heading: "irregular: TIME on the same problems padded with NaN and with zeros", Alt: "padding-time",
+			Title:  "irregular: TIME on the same problems, padded with NaN and with zeros",
+			Where:  []record.Param{{Key: "full-windows", Value: "true"}},
+			Panels: panels,
+			Bars: []report.Line{
+				{Label: "NaN padding (the data as it is)", Method: "TIME", Where: nan},
+				{Label: "zero padding, all-zero timesteps masked", Method: "TIME", Where: []record.Param{{Key: "padding", Value: "zeros"}}},
+			},
+			// The FDRs that padding with zeros inflates, then the powers.
+			Metrics: []report.Metric{
+				{Name: "feature-fdr", Label: "feature FDR"}, {Name: "timestep-fdr", Label: "timestep FDR"},
+				{Name: "ordering-fdr", Label: "ordering FDR"}, {Name: "window-ordering-fdr", Label: "window-ordering FDR"},
+				{Name: "feature-power", Label: "feature power"}, {Name: "timestep-power", Label: "timestep power"},
+			},
+		}},
+	}
 }
 
 // irregularSettings returns the sweep, then the padding comparison: at
@@ -202,7 +246,7 @@ func explainOrRefuse(ctx context.Context, it *Item, prob *Problem, workers int) 
 		}
 		return nil, nil, nil, nil, err
 	}
-	e, local, err := Attribute(ctx, ex, prob.Model, prob.Data)
+	e, local, err := attribute(ctx, ex, prob.Model, prob.Data)
 	if err != nil && ctx.Err() == nil && refusal(err) {
 		return nil, nil, nil, refused(it.run.outputs, err), nil
 	}

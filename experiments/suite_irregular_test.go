@@ -169,7 +169,7 @@ func TestIrregularGridAxes(t *testing.T) {
 	}
 	for _, bad := range []string{"missing-rate=1", "missing-rate=x", "length-spread=0.5", "length-spread=Inf", "alignment=middle", "missing-mechanism=mar"} {
 		name, _, _ := strings.Cut(bad, "=")
-		if _, err := ParseGrid(bad); err == nil || !strings.Contains(err.Error(), "grid "+name+"=") {
+		if _, err := parseGrid(bad); err == nil || !strings.Contains(err.Error(), "grid "+name+"=") {
 			t.Errorf("%s: error %v", bad, err)
 		}
 	}

@@ -152,12 +152,12 @@ func mustSuite(t *testing.T, name string) *Suite {
 }
 
 func TestParseGrid(t *testing.T) {
-	axes, err := ParseGrid(" noise = 0, 0.5 ; window-independent=true,false;alpha=0.05")
+	axes, err := parseGrid(" noise = 0, 0.5 ; window-independent=true,false;alpha=0.05")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(axes) != 3 || len(axes[0]) != 2 || axes[0][1] != (record.Param{Key: "noise", Value: "0.5"}) || axes[2][0].Value != "0.05" {
-		t.Errorf("ParseGrid = %v", axes)
+		t.Errorf("parseGrid = %v", axes)
 	}
 	ss, err := gridSettings(false, "features=4;timesteps=6;instances=50;task=regression;permutations=7;relevant=0.25;window-independent=true;gamma=0.9;alpha=0.2;noise=0.3")
 	if err != nil {
@@ -176,8 +176,8 @@ func TestParseGrid(t *testing.T) {
 	}
 	for _, bad := range []string{"", "noise", "noise=", "Foo=1", "noise=1;noise=2", "noise=1,1",
 		"features=0", "features=2.5", "task=ranking", "window-independent=maybe", "noise=-1", "noise=a/b"} {
-		if _, err := ParseGrid(bad); err == nil {
-			t.Errorf("ParseGrid(%q): no error", bad)
+		if _, err := parseGrid(bad); err == nil {
+			t.Errorf("parseGrid(%q): no error", bad)
 		}
 	}
 	// Found by FuzzParseGrid: the root package's error leaked out unwrapped,
@@ -193,8 +193,8 @@ func TestParseGrid(t *testing.T) {
 		{"relevant=1.00000001", "experiments: grid relevant=1.00000001, want a fraction in (0, 1]"},
 		{"gamma=a\\b", `experiments: grid value of gamma: "a\\b" contains '\\' (a name must not contain white space, control characters, '/', '=' or '\')`},
 	} {
-		if _, err := ParseGrid(c.spec); err == nil || err.Error() != c.want {
-			t.Errorf("ParseGrid(%q) = %v,\nwant %s", c.spec, err, c.want)
+		if _, err := parseGrid(c.spec); err == nil || err.Error() != c.want {
+			t.Errorf("parseGrid(%q) = %v,\nwant %s", c.spec, err, c.want)
 		}
 	}
 	// Method parameters are checked against the methods run: the name must
@@ -235,7 +235,7 @@ func TestShardsPartition(t *testing.T) {
 				if !sh.has(it.Index) {
 					continue
 				}
-				for _, k := range it.Keys("table1") {
+				for _, k := range it.keys("table1") {
 					seen[k]++
 				}
 			}

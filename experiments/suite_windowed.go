@@ -24,7 +24,7 @@ import (
 // problems. Records carry the true windows as lists (record.Truth's
 // WindowLists) and, for methods with windows, the exact-window rate
 // (metrics.ExactWindows). A finer sweep of TIME alone over the noise
-// weights' scale, with the stretch rate, is WindowsSweep
+// weights' scale, with the stretch rate, is TestWindowsSweep
 // (results/reference/windows/sweep).
 
 // windowsMethods are the suite's default methods: TIME and the cheap

@@ -144,11 +144,6 @@ func settingString(ps []record.Param) string {
 	return strings.Join(parts, ",")
 }
 
-// MethodOrder is the order in which methods are listed: the order of the
-// paper's Table S1, which has all eight of its methods. Methods not listed
-// (methods the paper never ran) come after, in lexical order.
-var MethodOrder = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
-
 func compareMethods(a, b string) int {
 	ia, ib := slices.Index(MethodOrder, a), slices.Index(MethodOrder, b)
 	switch {

@@ -50,7 +50,7 @@ func TestAreaFigure(t *testing.T) {
 // with per-instance metrics, and only then.
 func TestReportAreas(t *testing.T) {
 	dir := t.TempDir()
-	files, err := WriteReport(dir, areaRecords())
+	files, err := WriteReport(dir, areaRecords(), testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestReportAreas(t *testing.T) {
 	for _, r := range recs {
 		r.Metrics = r.Metrics[:1]
 	}
-	files, err = WriteReport(t.TempDir(), recs)
+	files, err = WriteReport(t.TempDir(), recs, testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,23 @@
 // (classification) for the test-set size. HeatmapFigure draws the ground
 // truth and the given methods' cell scores for one model side by side, like
 // the paper's Figure 3 (TIME and SAGE), with hatching on windows whose
-// ordering matters. Figures are encoded as PNG or SVG with gonum/plot.
+// ordering matters. DeclaredSweep and DeclaredBars draw the figures a
+// suite declares (package record/report): lines against a swept parameter
+// and groups of bars, each selected by method and setting parameters.
+// Figures are encoded as PNG or SVG with gonum/plot.
+//
+// results names no suite and no method: what a suite's report shows beyond
+// what every suite gets (the paper's tables its settings fill, its own
+// figures) is the suite's declaration (report.Suite), which package
+// experiments states beside the suite and "tempora report" passes to
+// WriteReport. The paper's published numbers (paper.go) are the only
+// method names here, as data.
 //
 // # Reports
 //
-// WriteReport writes every table and figure a set of records supports, plus
-// an index.md linking them, into a directory; `tempora report` calls it.
+// WriteReport writes every table and figure a set of records and their
+// suites' declarations support, plus an index.md linking them, into a
+// directory; `tempora report` calls it.
 //
 // # References
 //

@@ -1,5 +1,8 @@
 package results
 
+// This file holds the paper's published tables, reference data: the only
+// method names of package results.
+
 import "math"
 
 // PaperRow is one row of a table published in the TIME paper: mean power and
@@ -13,15 +16,13 @@ type PaperRow struct {
 	Models                     int
 }
 
-// PaperTable describes one of the paper's method-comparison tables and the
-// suite whose records reproduce it.
+// PaperTable describes one of the paper's method-comparison tables. A
+// suite whose settings reproduce it says so by its ID (report.Suite).
 type PaperTable struct {
 	// ID names the output files, e.g. "table1".
 	ID string
 	// Title is the caption, e.g. "Table 1".
 	Title string
-	// Suite is the experiments suite whose records fill the table.
-	Suite string
 	// Setup describes the paper's setting.
 	Setup string
 	// Rows are in the paper's order; they list the methods of the table.
@@ -37,6 +38,11 @@ func (t *PaperTable) Row(method string) (PaperRow, bool) {
 	}
 	return PaperRow{}, false
 }
+
+// MethodOrder is the order in which methods are listed: the order of the
+// paper's Table S1, which has all eight of its methods. Methods not listed
+// (methods the paper never ran) come after, in lexical order.
+var MethodOrder = []string{"TIME", "TIME-n", "LIME", "SAGE", "SAGE-m", "SAGE-z", "PERM", "PERM-f"}
 
 // The values below are reference data, not results: they are the numbers
 // published in A. Sood and M. Craven, "Feature importance explanations for
@@ -87,9 +93,9 @@ func PaperTables() []PaperTable {
 	}
 	const setup1 = "10 features (5 relevant), 20 timesteps, 1000 instances, 100 classification models"
 	return []PaperTable{
-		{ID: "table1", Title: "Table 1", Suite: "table1", Setup: setup1, Rows: append([]PaperRow(nil), paperTable1...)},
-		{ID: "table-s1", Title: "Table S1", Suite: "table1", Setup: setup1, Rows: s1},
-		{ID: "table-s2", Title: "Table S2", Suite: "table-s2",
+		{ID: "table1", Title: "Table 1", Setup: setup1, Rows: append([]PaperRow(nil), paperTable1...)},
+		{ID: "table-s1", Title: "Table S1", Setup: setup1, Rows: s1},
+		{ID: "table-s2", Title: "Table S2",
 			Setup: "30 features (10 relevant), 20 timesteps, 1000 instances, 100 classification models",
 			Rows:  append([]PaperRow(nil), paperTableS2...)},
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/record/report"
 )
 
 // Hand-made records for the tests: deterministic values from a seeded
@@ -71,6 +72,13 @@ func testExplanation(method string, model int) *tempora.Explanation {
 var methodLevel = map[string]float64{
 	"TIME": 0.93, "TIME-n": 0.92, "LIME": 0.71, "SAGE": 0.8, "SAGE-m": 0.76, "SAGE-z": 0.66, "PERM": 0.84, "PERM-f": 0.33,
 	"occlusion": 0.75,
+}
+
+// testDecls declares the paper tables of the hand-made records' suites,
+// as package experiments declares them for its suites of those names.
+var testDecls = map[string]report.Suite{
+	"table1":   {PaperTables: []string{"table1", "table-s1"}},
+	"table-s2": {PaperTables: []string{"table-s2"}},
 }
 
 // newMethod is the method of the hand-made records that the paper never

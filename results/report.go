@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,31 +14,27 @@ import (
 
 	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/record/report"
 )
 
 // ErrNoRecords is returned by WriteReport when there is nothing to report.
 var ErrNoRecords = errors.New("results: no records")
 
 // WriteReport writes into dir every table and figure that recs support, and
-// an index.md that links them:
+// an index.md that links them. suites holds what each suite declares about
+// its report in decls (report.Suite, by suite name; a suite without an
+// entry gets what every suite gets):
 //
-//   - tables/<table>.md and .csv: the paper's Table 1 and Table S1 for each
-//     setting of suite "table1", Table S2 for suite "table-s2"
-//     (ComparisonTables);
+//   - tables/<table>.md and .csv: each paper table (PaperTables) that a
+//     suite declares, for each of the suite's settings (ComparisonTables);
 //   - tables/suite-<suite>.md and .csv: every suite, one row per setting and
 //     method with every metric (GenericTables);
 //   - figures/sweep-<suite>.png and .svg: the power and FDR of every method
 //     of the suite versus the swept parameter, for every suite whose records
 //     vary one numeric parameter over at least two values (the
 //     test-set-size suites: SweepFigure with TimeSweepMetrics);
-//   - figures/correlated-box-<box>.png and .svg: for the correlated suite,
-//     the feature power and FDR against ρ of marginal and conditional TIME
-//     and the other methods, scored against both truths (CorrelatedFigure);
-//   - figures/irregular-time.png and .svg: for the irregular suite,
-//     TIME's power and FDR against the missing rate, one line per length
-//     spread and alignment (IrregularFigure); figures/padding-time.png and
-//     .svg: TIME on the same problems padded with NaN and with zeros
-//     (PaddingFigure);
+//   - figures/<name>.png and .svg: the figures a suite declares
+//     (DeclaredSweep, DeclaredBars);
 //   - figures/areas-<suite>[_<key>-<value>…].png and .svg: the
 //     threshold-free metrics of every method of a setting (AreaFigure), for
 //     every setting where some method has per-instance metrics (suite
@@ -45,9 +42,9 @@ var ErrNoRecords = errors.New("results: no records")
 //   - figures/heatmap-<suite>[_<key>-<value>…]-model<N>.png and .svg: the
 //     truth and the cells of HeatmapMethods (the paper's Figure 3: TIME and
 //     SAGE) and of every method the paper never ran, for the lowest-numbered
-//     model that has the most of them, for every setting of the paper-table
-//     suites and for the last setting (in Aggregate's order) of any other
-//     suite (HeatmapFigure).
+//     model that has the most of them, for every setting of a suite that
+//     fills a paper table and for the last setting (in Aggregate's order)
+//     of any other suite (HeatmapFigure).
 //
 // Comparison tables and heat maps have rows and panels for the methods
 // present in recs, whatever they are: the paper's numbers are an overlay
@@ -56,10 +53,15 @@ var ErrNoRecords = errors.New("results: no records")
 // It returns the paths written, relative to dir and slash-separated, in
 // the order written (index.md last). Files are replaced atomically. A figure
 // that cannot be drawn is reported in index.md rather than failing the
-// report. WriteReport returns ErrNoRecords when recs is empty.
-func WriteReport(dir string, recs []*record.Record) ([]string, error) {
+// report. WriteReport returns ErrNoRecords when recs is empty, and an
+// error for a declaration that cannot be drawn (report.Suite.Check) or
+// that names a paper table PaperTables does not have.
+func WriteReport(dir string, recs []*record.Record, decls map[string]report.Suite) ([]string, error) {
 	if len(recs) == 0 {
 		return nil, ErrNoRecords
+	}
+	if err := checkDeclarations(decls); err != nil {
+		return nil, err
 	}
 	groups, err := Aggregate(recs)
 	if err != nil {
@@ -73,7 +75,7 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 	var paperIdx bytes.Buffer
 	for _, pt := range PaperTables() {
 		for _, s := range settings(groups) {
-			if s.Suite != pt.Suite {
+			if !slices.Contains(decls[s.Suite].PaperTables, pt.ID) {
 				continue
 			}
 			gs := selectGroups(groups, s.Suite, s.Params)
@@ -132,25 +134,8 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 					suite, strings.Join(methods, ", "), param, suite, name, name, name)
 			}
 		}
-		if suite == CorrelatedSuite {
-			for _, box := range []string{"spread", "A"} {
-				f, err := CorrelatedFigure(groups, box)
-				if err != nil {
-					skipped = append(skipped, fmt.Sprintf("%s box=%s: %v", suite, box, err))
-					continue
-				}
-				name := "figures/" + fileSafe(suite) + "-box-" + box
-				if err := w.figure(name, f); err != nil {
-					return w.files, err
-				}
-				fmt.Fprintf(&idx, "### %s, black box %s: marginal against conditional TIME versus rho\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n",
-					suite, box, suite, name, name, name)
-			}
-		}
-		if suite == IrregularSuite {
-			if err := w.irregularFigures(&idx, groups); err != nil {
-				return w.files, err
-			}
+		if err := w.declaredFigures(&idx, groups, suite, decls[suite]); err != nil {
+			return w.files, err
 		}
 		// Threshold-free metrics by method, for every setting with
 		// per-instance metrics.
@@ -174,7 +159,7 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 		// Heat maps for every setting of the paper's table suites, and for
 		// the last setting (the largest swept value) of any other suite.
 		ss := settings(suiteGroups(groups, suite))
-		if !isPaperSuite(suite) {
+		if len(decls[suite].PaperTables) == 0 {
 			ss = ss[len(ss)-1:]
 		}
 		for _, s := range ss {
@@ -212,14 +197,25 @@ func WriteReport(dir string, recs []*record.Record) ([]string, error) {
 	return w.files, nil
 }
 
-// isPaperSuite reports whether suite fills one of the paper's tables.
-func isPaperSuite(suite string) bool {
+// checkDeclarations returns an error for a suite declaration that cannot
+// be drawn or that names a paper table PaperTables does not have.
+func checkDeclarations(decls map[string]report.Suite) error {
+	var ids []string
 	for _, pt := range PaperTables() {
-		if pt.Suite == suite {
-			return true
+		ids = append(ids, pt.ID)
+	}
+	for _, name := range slices.Sorted(maps.Keys(decls)) {
+		s := decls[name]
+		if err := s.Check(); err != nil {
+			return fmt.Errorf("results: suite %s: %w", name, err)
+		}
+		for _, id := range s.PaperTables {
+			if !slices.Contains(ids, id) {
+				return fmt.Errorf("results: suite %s fills paper table %q, which is not one of %s", name, id, strings.Join(ids, ", "))
+			}
 		}
 	}
-	return false
+	return nil
 }
 
 // reportWriter writes files below dir and remembers their names.
@@ -428,26 +424,36 @@ func fileSafe(s string) string {
 	}, s)
 }
 
-// irregularFigures draws the irregular suite's figures into the report,
-// saying in index.md why one could not be drawn.
-func (w *reportWriter) irregularFigures(idx *bytes.Buffer, groups []Group) error {
-	for _, fig := range []struct {
-		name, title string
-		make        func([]Group, string) (*Figure, error)
-	}{
-		{"irregular-time", "TIME's power and FDR versus the missing rate", IrregularFigure},
-		{"padding-time", "TIME on the same problems padded with NaN and with zeros", PaddingFigure},
-	} {
-		f, err := fig.make(groups, "TIME")
+// declaredFigures draws the figures suite declares (decl) into the report,
+// each with its heading in index.md, or saying there why it could not be
+// drawn.
+func (w *reportWriter) declaredFigures(idx *bytes.Buffer, groups []Group, suite string, decl report.Suite) error {
+	type declared struct {
+		name, heading, alt string
+		draw               func() (*Figure, error)
+	}
+	var figs []declared
+	for _, f := range decl.Sweeps {
+		figs = append(figs, declared{f.Name, f.Heading, f.Alt, func() (*Figure, error) { return DeclaredSweep(groups, suite, f) }})
+	}
+	for _, f := range decl.Bars {
+		figs = append(figs, declared{f.Name, f.Heading, f.Alt, func() (*Figure, error) { return DeclaredBars(groups, suite, f) }})
+	}
+	for _, fig := range figs {
+		f, err := fig.draw()
 		if err != nil {
-			fmt.Fprintf(idx, "### %s: %s\n\nnot drawn: %v\n\n", IrregularSuite, fig.title, err)
+			fmt.Fprintf(idx, "### %s\n\nnot drawn: %v\n\n", fig.heading, err)
 			continue
 		}
-		name := "figures/" + fig.name
+		name := "figures/" + fileSafe(fig.name)
 		if err := w.figure(name, f); err != nil {
 			return err
 		}
-		fmt.Fprintf(idx, "### %s: %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n", IrregularSuite, fig.title, fig.name, name, name, name)
+		alt := fig.alt
+		if alt == "" {
+			alt = suite
+		}
+		fmt.Fprintf(idx, "### %s\n\n![%s](%s.png)\n\n[png](%s.png) · [svg](%s.svg)\n\n", fig.heading, alt, name, name, name)
 	}
 	return nil
 }

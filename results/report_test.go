@@ -17,7 +17,7 @@ import (
 func TestWriteReport(t *testing.T) {
 	dir := t.TempDir()
 	recs := testRecords()
-	files, err := WriteReport(dir, recs)
+	files, err := WriteReport(dir, recs, testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +84,13 @@ func TestWriteReport(t *testing.T) {
 func TestWriteReportDeterministic(t *testing.T) {
 	recs := testRecords()
 	a, b := t.TempDir(), t.TempDir()
-	filesA, err := WriteReport(a, recs)
+	filesA, err := WriteReport(a, recs, testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rev := slices.Clone(recs)
 	slices.Reverse(rev)
-	filesB, err := WriteReport(b, rev)
+	filesB, err := WriteReport(b, rev, testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,11 @@ func TestWriteReportDeterministic(t *testing.T) {
 
 func TestWriteReportErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := WriteReport(dir, nil); !errors.Is(err, ErrNoRecords) {
+	if _, err := WriteReport(dir, nil, testDecls); !errors.Is(err, ErrNoRecords) {
 		t.Errorf("no records: error %v", err)
 	}
 	r := testRecord("table1", nil, 0, "TIME")
-	if _, err := WriteReport(dir, []*record.Record{r, r}); err == nil || !strings.Contains(err.Error(), "duplicate") {
+	if _, err := WriteReport(dir, []*record.Record{r, r}, testDecls); err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Errorf("duplicates: error %v", err)
 	}
 	// An output path that is a file.
@@ -120,7 +120,7 @@ func TestWriteReportErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteReport(file, []*record.Record{r}); err == nil || !strings.HasPrefix(err.Error(), "results: ") {
+	if _, err := WriteReport(file, []*record.Record{r}, testDecls); err == nil || !strings.HasPrefix(err.Error(), "results: ") {
 		t.Errorf("output is a file: error %v", err)
 	}
 }
@@ -132,7 +132,7 @@ func TestWriteReportBadHeatmap(t *testing.T) {
 	r.Truth, r.Explanation = testTruth(), testExplanation("TIME", 0)
 	r.Truth.Windows[0].End = 99
 	dir := t.TempDir()
-	files, err := WriteReport(dir, []*record.Record{r})
+	files, err := WriteReport(dir, []*record.Record{r}, testDecls)
 	if err != nil {
 		t.Fatal(err)
 	}

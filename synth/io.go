@@ -431,3 +431,44 @@ func readTruth(path string, m *Model) ([]FeatureTruth, error) {
 	}
 	return truth, nil
 }
+
+// ReadTruth reads the ground truth that Save wrote into dir (truth.json)
+// without loading the rest of the problem, for scoring an explanation of
+// it, and returns it with the problem's number of timesteps. It checks the
+// format and the features' numbering; whether the truth fits a model is
+// Load's check, and whether its windows fit the timesteps the caller's.
+func ReadTruth(dir string) ([]FeatureTruth, int, error) {
+	path := filepath.Join(dir, TruthFile)
+	b, err := safefile.ReadFile(path, safefile.JSONLimit, "a truth file")
+	if err != nil {
+		return nil, 0, fmt.Errorf("synth: %w", err)
+	}
+	var jt struct {
+		Format   string `json:"format"`
+		L        int    `json:"num_timesteps"`
+		Features []struct {
+			Index                   int            `json:"index"`
+			Name                    string         `json:"name"`
+			Relevant                bool           `json:"relevant"`
+			Window                  tempora.Window `json:"window"`
+			EffectSize              float64        `json:"effect_size"`
+			OrderingImportant       bool           `json:"ordering_important"`
+			WindowOrderingImportant bool           `json:"window_ordering_important"`
+		} `json:"features"`
+	}
+	if err := json.Unmarshal(b, &jt); err != nil {
+		return nil, 0, fmt.Errorf("synth: %s: %w", path, err)
+	}
+	if jt.Format != TruthFormat {
+		return nil, 0, fmt.Errorf("synth: %s: format %q, want %q", path, jt.Format, TruthFormat)
+	}
+	truth := make([]FeatureTruth, len(jt.Features))
+	for j, f := range jt.Features {
+		if f.Index != j {
+			return nil, 0, fmt.Errorf("synth: %s: feature %d has index %d", path, j, f.Index)
+		}
+		truth[j] = FeatureTruth{Index: j, Name: f.Name, Relevant: f.Relevant, Window: f.Window, EffectSize: f.EffectSize,
+			OrderingImportant: f.OrderingImportant, WindowOrderingImportant: f.WindowOrderingImportant}
+	}
+	return truth, jt.L, nil
+}

@@ -356,15 +356,6 @@ func makeIrregular(ir *Irregular, x *tempora.Tensor, seed uint64) []tempora.Wind
 // Other models propagate a NaN to their predictions.
 func (m *Model) ObservedValues() bool { return m.observed }
 
-// WithObservedValues returns a copy of m that aggregates over observed
-// values only (see Irregular). On complete data its predictions are m's,
-// to the bit.
-func (m *Model) WithObservedValues() *Model {
-	c := *m
-	c.observed = true
-	return &c
-}
-
 // aggregateObserved returns the aggregate of the observed (non-NaN)
 // values of the window w and whether it has any, before the nonlinearity.
 func (f *FeatureFunction) aggregateObserved(w []float64) (float64, bool) {

@@ -280,9 +280,6 @@ func (m *Model) Task() tempora.Task { return m.task }
 // NumFeatures returns D.
 func (m *Model) NumFeatures() int { return m.d }
 
-// NumTimesteps returns L.
-func (m *Model) NumTimesteps() int { return m.l }
-
 // Beta returns the noise multiplier β.
 func (m *Model) Beta() float64 { return m.beta }
 
@@ -306,16 +303,6 @@ func (m *Model) Relevant() []int {
 		}
 	}
 	return r
-}
-
-// WithBeta returns a copy of m with noise multiplier beta.
-func (m *Model) WithBeta(beta float64) (*Model, error) {
-	if !finite(beta) || beta < 0 {
-		return nil, fmt.Errorf("synth: noise multiplier %v, want a finite number ≥ 0", beta)
-	}
-	c := *m
-	c.beta = beta
-	return &c, nil
 }
 
 func (m *Model) check(n int, x *tempora.Tensor) error {

@@ -1,21 +1,23 @@
-package experiments
+package cli
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/tempora-dev/tempora/experiments"
 )
 
-// progress reports a run's progress with an estimated time to completion:
-// one updating bar on a terminal, one line per finished item otherwise.
-type progress struct {
+// runProgress shows the progress of "tempora run" (an
+// experiments.Progress) with an estimated time to completion: one
+// updating bar on a terminal, one line per finished item otherwise.
+type runProgress struct {
 	w       io.Writer
 	tty     bool
 	suite   string
+	begun   bool
 	total   int // items to run (excluding skipped)
-	skipped int
 	n       int // items finished
 	begin   time.Time
 	itemAt  time.Time
@@ -23,28 +25,24 @@ type progress struct {
 	width   int // length of the last bar drawn
 }
 
-func newProgress(w io.Writer, suite string, total, skipped int) *progress {
-	p := &progress{w: w, suite: suite, total: total, skipped: skipped, begin: time.Now()}
-	if w == nil {
-		return p
-	}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	if skipped > 0 {
-		p.line(fmt.Sprintf("%s: %d items already done, %d to run", suite, skipped, total))
-	} else {
-		p.line(fmt.Sprintf("%s: %d items to run", suite, total))
-	}
-	return p
+func newRunProgress(w io.Writer, suite string) *runProgress {
+	return &runProgress{w: w, suite: suite, tty: isTerminal(w)}
 }
 
-func (p *progress) line(s string) {
-	if p.w == nil {
-		return
+// Moved shows a damaged record moved aside.
+func (p *runProgress) Moved(note string) { p.line(p.suite + ": " + note) }
+
+// Begin shows the items to run.
+func (p *runProgress) Begin(todo, skipped int) {
+	p.begun, p.total, p.begin = true, todo, time.Now()
+	if skipped > 0 {
+		p.line(fmt.Sprintf("%s: %d items already done, %d to run", p.suite, skipped, todo))
+	} else {
+		p.line(fmt.Sprintf("%s: %d items to run", p.suite, todo))
 	}
+}
+
+func (p *runProgress) line(s string) {
 	if p.tty && p.width > 0 {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
 		p.width = 0
@@ -52,7 +50,8 @@ func (p *progress) line(s string) {
 	fmt.Fprintln(p.w, s)
 }
 
-func (p *progress) start(it *Item) {
+// Start shows the item that starts, on a terminal.
+func (p *runProgress) Start(it *experiments.Item) {
 	p.itemAt = time.Now()
 	p.current = fmt.Sprintf("model=%d method=%s", it.Model, it.Method)
 	if k := it.Setting.Key(); k != "" {
@@ -63,7 +62,7 @@ func (p *progress) start(it *Item) {
 	}
 }
 
-func (p *progress) eta() string {
+func (p *runProgress) eta() string {
 	if p.n == 0 {
 		return "?"
 	}
@@ -72,10 +71,7 @@ func (p *progress) eta() string {
 	return left.Round(time.Second).String()
 }
 
-func (p *progress) bar() {
-	if p.w == nil {
-		return
-	}
+func (p *runProgress) bar() {
 	const cells = 30
 	fill := 0
 	if p.total > 0 {
@@ -91,11 +87,9 @@ func (p *progress) bar() {
 	p.width = len(s)
 }
 
-func (p *progress) done() {
+// Done shows the item finished: the bar on a terminal, else a line.
+func (p *runProgress) Done(*experiments.Item) {
 	p.n++
-	if p.w == nil {
-		return
-	}
 	if p.tty {
 		p.bar()
 		return
@@ -108,6 +102,9 @@ func (p *progress) done() {
 		time.Since(p.itemAt).Round(time.Millisecond), p.eta())
 }
 
-func (p *progress) finish() {
-	p.line(fmt.Sprintf("%s: %d of %d items run in %v", p.suite, p.n, p.total, time.Since(p.begin).Round(time.Millisecond)))
+// finish shows the items run and the time taken, once the run has begun.
+func (p *runProgress) finish() {
+	if p.begun {
+		p.line(fmt.Sprintf("%s: %d of %d items run in %v", p.suite, p.n, p.total, time.Since(p.begin).Round(time.Millisecond)))
+	}
 }
