@@ -195,3 +195,43 @@ func TestPeerVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestPaperParams checks that the paper's parameters configure TIME as
+// explain.PaperTIME does, and PERM with the paper's fixed tests.
+func TestPaperParams(t *testing.T) {
+	tab := table(t)
+	for _, name := range []string{"TIME", "PERM"} {
+		m, err := tab.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		given := map[string]string{}
+		for k, v := range PaperParams() {
+			if m.Param(k) != nil {
+				given[k] = v
+			}
+		}
+		v, err := m.Values(given, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := m.New(method.Config{Values: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paper := explain.PaperTIME()
+		switch c := ex.(type) {
+		case explain.TIME:
+			if c.Tests != paper.Tests || c.WindowRule != paper.WindowRule || c.Windows != paper.Windows {
+				t.Errorf("TIME from the paper's parameters: tests %v, window rule %v, windows %d; explain.PaperTIME has %v, %v, %d",
+					c.Tests, c.WindowRule, c.Windows, paper.Tests, paper.WindowRule, paper.Windows)
+			}
+		case *permRun:
+			if c.cfg.Tests != paper.Tests {
+				t.Errorf("PERM from the paper's parameters: tests %v, want %v", c.cfg.Tests, paper.Tests)
+			}
+		default:
+			t.Fatalf("%s builds a %T", name, ex)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package builtins
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
@@ -127,6 +128,18 @@ func timeMethod() method.Method {
 		},
 		Mode:  method.AllNonZero,
 		Tests: true,
+	}
+}
+
+// PaperParams returns the parameter values that configure TIME (and the
+// tests of PERM) as the paper does, spelt from explain.PaperTIME: its
+// tests, window rule and windows. The benchmark's paper suites set them.
+func PaperParams() map[string]string {
+	c := explain.PaperTIME()
+	return map[string]string{
+		timeTests.Name:      string(c.Tests),
+		timeWindowRule.Name: c.WindowRule.String(),
+		timeWindows.Name:    strconv.Itoa(c.Windows),
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/internal/scorefile"
 	"github.com/tempora-dev/tempora/metrics"
 )
 
@@ -49,7 +49,7 @@ func (p *program) rank(_ context.Context, args []string, stdout, _ io.Writer) er
 	if p.parseOnly {
 		return nil
 	}
-	e, err := experiments.ReadScores(*scores)
+	e, err := scorefile.Read(*scores)
 	if err != nil {
 		return err
 	}

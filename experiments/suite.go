@@ -2,10 +2,12 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/builtins"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/record/report"
 )
@@ -208,14 +210,19 @@ func LookupSuite(name string) (*Suite, error) {
 	return nil, fmt.Errorf("experiments: unknown suite %q (have %s)", name, strings.Join(names, ", "))
 }
 
-// paperTests fixes the paper's fixed-P permutation tests (P = 50) for
-// TIME and PERM in the suites that reproduce the paper's tables and
-// figures; the grid suite and "tempora explain" use sequential tests
-// (docs/decisions.md, section TIME), and the paper's window rule
-// (explain.PaperRule) and single window, so that their tables stay the
-// paper's.
+// paperTests sets the paper's configuration of TIME (explain.PaperTIME:
+// fixed-P tests, the paper's window rule and one window; PERM takes the
+// tests), as method parameters (builtins.PaperParams), in the suites that
+// reproduce the paper's tables and figures, so that their tables stay the
+// paper's; the grid suite and "tempora explain" use TIME's defaults
+// (docs/decisions.md, section TIME).
 func paperTests() []record.Param {
-	return []record.Param{{Key: "sequential", Value: "false"}, {Key: "window-rule", Value: "paper"}, {Key: "windows", Value: "1"}}
+	var ps []record.Param
+	for k, v := range builtins.PaperParams() {
+		ps = append(ps, record.Param{Key: k, Value: v})
+	}
+	slices.SortFunc(ps, func(a, b record.Param) int { return strings.Compare(a.Key, b.Key) })
+	return ps
 }
 
 func tableSettings(p ProblemSpec, quick bool) []Setting {
