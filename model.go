@@ -107,10 +107,16 @@ func (d *Dataset) K() int { return d.Outputs.Len() }
 // instance's class probabilities do not sum to 1. With one output it is
 // CheckPredictions(d.Task, pred).
 func (d *Dataset) CheckPredictions(pred []float64) error {
-	if d.Outputs == nil {
-		return CheckPredictions(d.Task, pred)
+	return CheckOutputs(d.Task, d.Outputs, pred)
+}
+
+// CheckOutputs is CheckPredictions for a model with outputs o (nil: one
+// output): pred holds K predictions per instance.
+func CheckOutputs(task Task, o *Outputs, pred []float64) error {
+	if o == nil {
+		return CheckPredictions(task, pred)
 	}
-	return d.Outputs.checkPredictions(d.Task, pred)
+	return o.checkPredictions(task, pred)
 }
 
 // Name returns the name of feature j.

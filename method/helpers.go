@@ -116,15 +116,16 @@ func Parallel(ctx context.Context, workers, n int, work func(w, k int) error) er
 
 // Meter is a tempora.Model that passes every call to Model, counting calls
 // and instances predicted, and checks the predictions with
-// tempora.CheckPredictions for Task, so that a broken model is reported
-// rather than explained; Held does the same for the model's held data
-// capability, counting into the same totals. It is safe for concurrent use
-// if Model is.
+// tempora.CheckOutputs for Task and Outputs (nil: one output per
+// instance), so that a broken model is reported rather than explained;
+// Held does the same for the model's held data capability, counting into
+// the same totals. It is safe for concurrent use if Model is.
 type Meter struct {
-	Model tempora.Model
-	Task  tempora.Task
-	calls atomic.Int64
-	evals atomic.Int64
+	Model   tempora.Model
+	Task    tempora.Task
+	Outputs *tempora.Outputs
+	calls   atomic.Int64
+	evals   atomic.Int64
 }
 
 // Predict implements tempora.Model. Model's errors are returned unchanged.
@@ -134,7 +135,7 @@ func (m *Meter) Predict(dst []float64, x *tempora.Tensor) error {
 	if err := m.Model.Predict(dst, x); err != nil {
 		return err
 	}
-	return tempora.CheckPredictions(m.Task, dst)
+	return tempora.CheckOutputs(m.Task, m.Outputs, dst)
 }
 
 // Held returns h, the held data capability of Model, metered: its block
@@ -165,15 +166,15 @@ func (h *meteredHeld) PredictBlocksFilled(dst []float64, x *tempora.Tensor, bloc
 	return h.count(dst, h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
 }
 
-// count counts a block call of len(dst) rows that returned err and checks
-// its predictions, as Predict does.
+// count counts a block call of len(dst)/K rows that returned err and
+// checks its predictions, as Predict does.
 func (h *meteredHeld) count(dst []float64, err error) error {
 	h.meter.calls.Add(1)
-	h.meter.evals.Add(int64(len(dst)))
+	h.meter.evals.Add(int64(len(dst) / h.meter.Outputs.Len()))
 	if err != nil {
 		return err
 	}
-	return tempora.CheckPredictions(h.meter.Task, dst)
+	return tempora.CheckOutputs(h.meter.Task, h.meter.Outputs, dst)
 }
 
 // Calls returns the number of Predict calls so far.
@@ -208,7 +209,7 @@ func MeasureHeld(ctx context.Context, ex tempora.Explainer, model tempora.Model,
 	if data == nil || data.X == nil {
 		return nil, fmt.Errorf("method: no data to explain")
 	}
-	meter := &Meter{Model: model, Task: data.Task}
+	meter := &Meter{Model: model, Task: data.Task, Outputs: data.Outputs}
 	start := time.Now()
 	var (
 		e   *tempora.Explanation
