@@ -135,6 +135,10 @@ class ProgramTableTest(unittest.TestCase):
                         continue
                     if fn in ("_display.py", "_explanation.py") and node.value in fields:
                         continue
+                    # The method table's own JSON keys ("tests": whether a
+                    # method's explanations carry tests).
+                    if fn == "_methods.py" and node.value in ("name", "doc", "from", "tests", "mode", "params"):
+                        continue
                     self.assertNotIn(node.value.lower(), methods, "%s:%d" % (fn, node.lineno))
                     self.assertNotIn(node.value, params, "%s:%d" % (fn, node.lineno))
 
