@@ -126,7 +126,6 @@ func TestTIMEHorizons(t *testing.T) {
 	}
 }
 
-var _ = math.NaN
 
 // nestedClasses is a three-class classifier built as a nested dichotomy:
 // class 0 against the rest by feature 0's mean over [2, 4], then class 1
@@ -371,5 +370,62 @@ func TestOutputsCalibration(t *testing.T) {
 	check("feature 0's output family", outFDP)
 	if found < trials*9/10 {
 		t.Errorf("feature 0 found on output 0 in %d of %d trials", found, trials)
+	}
+}
+
+// TestTIMEStepsIrregular explains the causal step model on sequences of
+// different lengths: instance i's inputs end at its length (padding NaN,
+// start-aligned) and so do its output steps (targets NaN after it); the
+// model reads padding as 0. Feature 0's lag window must still be found on
+// the outputs every instance has.
+func TestTIMEStepsIrregular(t *testing.T) {
+	const m, d, l = 500, 3, 10
+	o := &tempora.Outputs{Kind: tempora.Steps, K: l}
+	inner := stepModel(l, false)
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		c := x.Clone()
+		for k, v := range c.Data {
+			if v != v {
+				c.Data[k] = 0
+			}
+		}
+		return inner(dst, c)
+	})
+	x := gaussianData(m, d, l, 95)
+	lengths := make([]int, m)
+	rng := tempora.NewRand(95, "lengths")
+	for i := range m {
+		lengths[i] = l/2 + rng.IntN(l-l/2+1)
+		for j := range d {
+			for s := lengths[i]; s < l; s++ {
+				x.Set(i, j, s, math.NaN())
+			}
+		}
+	}
+	data := multiData(t, x, model, o, 0.5, 95)
+	for i := range m {
+		for s := lengths[i]; s < l; s++ {
+			data.Y[i*l+s] = math.NaN()
+		}
+	}
+	ex, err := explain.TIME{Seed: 4}.Explain(context.Background(), model, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, ex, explain.DefaultAlpha)
+	exact := 0
+	for s := 2; s < l/2; s++ {
+		f := ex.Outputs.Outputs[s].Features[0]
+		if f.Important && len(f.Windows) == 1 && f.Windows[0].Lag != nil && *f.Windows[0].Lag == (tempora.Window{Start: 0, End: 2}) {
+			exact++
+		} else {
+			t.Logf("output %d: feature 0 important %v, windows %v", s, f.Important, f.Windows)
+		}
+	}
+	if exact < l/2-2 {
+		t.Errorf("lag window exact on %d of the %d outputs every instance has", exact, l/2-2)
+	}
+	if ex.Outputs.ReadsFuture {
+		t.Errorf("the causal model on irregular data said to read the future")
 	}
 }
