@@ -126,7 +126,6 @@ func TestTIMEHorizons(t *testing.T) {
 	}
 }
 
-
 // nestedClasses is a three-class classifier built as a nested dichotomy:
 // class 0 against the rest by feature 0's mean over [2, 4], then class 1
 // against class 2 by feature 1's mean over [6, 8]. Class 0's probability
