@@ -212,9 +212,11 @@ type FeatureResult struct {
 	// test's p-values; OrderingImportant reports its rejection.
 	OrderingPValue, OrderingPAdjusted float64
 	OrderingImportant                 bool
-	// WindowOrderingPValue is the within-window ordering test's p-value (a
-	// family of one, so no adjustment); WindowOrderingImportant reports its
-	// rejection.
+	// WindowOrderingPValue is the within-window ordering test's p-value
+	// and WindowOrderingImportant reports its rejection; with several
+	// windows (TIME), the smallest p-value of the windows' ordering tests,
+	// and whether the ordering matters in some window (each window's test
+	// is in Windows).
 	WindowOrderingPValue    float64
 	WindowOrderingImportant bool
 	// FuturePValue and FuturePAdjusted are the causal check of a feature
@@ -227,10 +229,10 @@ type FeatureResult struct {
 	ReadsFuture                   bool
 	// Windows lists the feature's windows in time order, with their tests
 	// and the uncertainty of their ends (TIME); nil when no window was
-	// searched. Window and the Window… and WindowOrdering… fields above
-	// repeat its lead window (TIME: the one with the smallest adjusted
-	// p-value, the earliest on ties; the only one when there is one), for
-	// records and readers of one window. Both forms are part of the JSON
+	// searched. Window and the Window… fields above repeat its lead window
+	// (TIME: the one with the smallest adjusted p-value, the earliest on
+	// ties; the only one when there is one), for records and readers of
+	// one window; the WindowOrdering… fields summarise every window's. Both forms are part of the JSON
 	// format ("window", "window_…" and "windows"), so neither is derived
 	// from the other when reading or writing.
 	Windows []WindowResult

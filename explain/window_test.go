@@ -484,3 +484,41 @@ func TestProbeCut(t *testing.T) {
 		t.Errorf("%d windows compared, want the 18 of the three features in 6 problems", total)
 	}
 }
+
+// TestWindowOrderingAnyWindow checks the feature-level window-ordering
+// claim of a feature read over two windows: the mean over [2, 5], whose
+// order does not matter, and a weighted sum over [12, 16], whose order
+// does. The claim must show at the feature level whichever window leads.
+func TestWindowOrderingAnyWindow(t *testing.T) {
+	const m, d, l = 400, 2, 20
+	mean := weightedWindow(0, 2, []float64{1.5, 1.5, 1.5, 1.5})
+	weighted := weightedWindow(0, 12, []float64{1, 3, -2, 0.5, 2.5})
+	model := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+		a := make([]float64, len(dst))
+		if err := mean(a, x); err != nil {
+			return err
+		}
+		if err := weighted(dst, x); err != nil {
+			return err
+		}
+		for i := range dst {
+			dst[i] += a[i]
+		}
+		return nil
+	})
+	for seed := range uint64(5) {
+		data := regressionData(t, gaussianData(m, d, l, 40+seed), model, 0.5, 40+seed)
+		f := explainFeature(t, explain.TIME{Seed: seed}, model, data, 0)
+		ws := windowList(f)
+		if len(ws) != 2 || ws[0] != (tempora.Window{Start: 2, End: 5}) || ws[1] != (tempora.Window{Start: 12, End: 16}) {
+			t.Errorf("seed %d: windows %v, want [2, 5] and [12, 16]", seed, ws)
+			continue
+		}
+		if f.Windows[0].OrderingImportant || !f.Windows[1].OrderingImportant {
+			t.Errorf("seed %d: window orderings %v and %v, want false and true", seed, f.Windows[0].OrderingImportant, f.Windows[1].OrderingImportant)
+		}
+		if !f.WindowOrderingImportant || f.WindowOrderingPValue != f.Windows[1].OrderingPValue {
+			t.Errorf("seed %d: feature-level window ordering %v (p %v), want true with the second window's p %v", seed, f.WindowOrderingImportant, f.WindowOrderingPValue, f.Windows[1].OrderingPValue)
+		}
+	}
+}
