@@ -76,6 +76,28 @@ type Explanation struct {
 	// Outputs holds the results per output of a model with several
 	// outputs (Dataset.Outputs); nil for one output.
 	Outputs *OutputResults
+	// Diagnostics says how much the tests could see (TIME); nil for
+	// methods that do not report it.
+	Diagnostics *Diagnostics
+}
+
+// Diagnostics are what a reader of an explanation that found little needs
+// to know: how good the model is, and how large an effect the tests could
+// have found.
+type Diagnostics struct {
+	// BaselineLoss is the model's mean loss on the data, and ConstantLoss
+	// the mean loss of the best constant prediction (the mean target, the
+	// rate of 1s, each class's frequency; Scorer.ConstantLoss): a model
+	// whose loss is not below it has nothing for a feature to carry.
+	BaselineLoss, ConstantLoss float64
+	// DetectableEffect is about the smallest importance score (the rise
+	// of the mean loss when a feature is permuted) that the first family's
+	// tests find about half the time: z(1 − α/m) times the median, over
+	// the family's tests whose draws moved the loss, of the spread (SD) of
+	// their draws' perturbed mean losses, m the family's size; 0 when no
+	// draw moved it. With more instances the spread, and with it the
+	// detectable effect, shrinks like 1/√M.
+	DetectableEffect float64
 }
 
 // DataSummary is an explanation's summary of where its data is observed

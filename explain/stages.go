@@ -37,6 +37,9 @@ func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error
 			return nil, err
 		}
 		var next [][]*node
+		if r.topRes == nil {
+			r.topRes = res[0]
+		}
 		for f, fam := range families {
 			addDraws(r.counts, drawOverall, res[f]...)
 			for _, n := range r.decideFamily(fam, res[f]) {
