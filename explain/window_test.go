@@ -522,3 +522,28 @@ func TestWindowOrderingAnyWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowSlope checks that a feature read through its least-squares
+// slope over [a, b], whose weights t − t̄ leave the cells near the
+// window's centre almost no weight, keeps one window, exactly [a, b], with
+// its ordering claim (issue 31: the split used to cut it in two pieces too
+// short for their ordering test).
+func TestWindowSlope(t *testing.T) {
+	const m, d, l = 500, 2, 30
+	for _, tc := range []struct{ a, b int }{{4, 11}, {6, 17}, {3, 22}, {0, 29}} {
+		n := tc.b - tc.a + 1
+		c := make([]float64, n)
+		for k := range c {
+			c[k] = (float64(k) - float64(n-1)/2) * 6 / float64(n)
+		}
+		model := weightedWindow(0, tc.a, c)
+		for seed := range uint64(4) {
+			data := regressionData(t, gaussianData(m, d, l, 100+seed), model, 0.5, 100+seed)
+			f := explainFeature(t, explain.TIME{Seed: seed}, model, data, 0)
+			want := tempora.Window{Start: tc.a, End: tc.b}
+			if ws := windowList(f); len(ws) != 1 || ws[0] != want || !f.WindowSignificant || !f.WindowOrderingImportant {
+				t.Errorf("slope over %v, seed %d: windows %v (significant %v), window ordering %v; want %v with its ordering", want, seed, ws, f.WindowSignificant, f.WindowOrderingImportant, want)
+			}
+		}
+	}
+}
