@@ -131,6 +131,18 @@ func timeMethod() method.Method {
 	}
 }
 
+// TestsOf returns the tests that method m (TIME or PERM) runs with the
+// parameter values v: its tests parameter, or a deprecated spelling of it.
+func TestsOf(m *method.Method, v method.Values) (explain.Tests, error) {
+	switch m.Name {
+	case "TIME":
+		return testsOf(v, timeTests, true)
+	case "PERM":
+		return testsOf(v, permTests, false)
+	}
+	return "", fmt.Errorf("builtins: %s has no tests parameter", m.Name)
+}
+
 // PaperParams returns the parameter values that configure TIME (and the
 // tests of PERM) as the paper does, spelt from explain.PaperTIME: its
 // tests, window rule and windows. The benchmark's paper suites set them.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/builtins"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 )
@@ -295,6 +296,7 @@ func TestSuiteTestMode(t *testing.T) {
 		{"testsize-classification", "", false},
 		{"grid", "noise=0.5", true},
 		{"grid", "sequential=false", false},
+		{"grid", "tests=fixed", false},
 	} {
 		s, err := LookupSuite(tc.suite)
 		if err != nil {
@@ -310,8 +312,12 @@ func TestSuiteTestMode(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := v.Bool("sequential"); got != tc.sequential {
-					t.Errorf("suite %s, grid %q, setting %q: %s sequential=%v, want %v", tc.suite, tc.grid, st.Key(), m.Name, got, tc.sequential)
+				tests, err := builtins.TestsOf(m, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := tests != explain.FixedTests; got != tc.sequential {
+					t.Errorf("suite %s, grid %q, setting %q: %s tests=%v, want sequential %v", tc.suite, tc.grid, st.Key(), m.Name, tests, tc.sequential)
 				}
 				if got := v.Int("permutations"); got != 0 {
 					t.Errorf("suite %s: %s permutations=%d, want 0 (automatic: 50 when fixed)", tc.suite, m.Name, got)

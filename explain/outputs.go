@@ -149,3 +149,12 @@ func (r *timeRun) checkCausal(ctx context.Context, units []unit) error {
 	}
 	return nil
 }
+
+// label names unit u in messages: its node, and on a model with several
+// outputs the output it is tested on.
+func (r *timeRun) label(u unit) string {
+	if u.out == WholeModel {
+		return u.name
+	}
+	return u.name + " on output " + r.eng.data.Outputs.Name(int(u.out)-1)
+}

@@ -222,7 +222,7 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []unit) e
 			}
 			l := w.Window.Len()
 			if f, ok := factorial(l, perms[k].Permutations+1); ok && 1/float64(f) > r.cfg.Alpha {
-				r.ex.Warnings = append(r.ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %.3g", n.name, w.Window, l, f, r.cfg.Alpha))
+				r.ex.Warnings = append(r.ex.Warnings, fmt.Sprintf("%s: window %v has %d timesteps, so its ordering p-value is at least 1/%d > alpha %.3g", r.label(n), w.Window, l, f, r.cfg.Alpha))
 			}
 		}
 		r.setLead(n, lead)
