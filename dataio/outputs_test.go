@@ -276,5 +276,3 @@ func FuzzReadOutputTargetsCSV(f *testing.F) {
 		}
 	})
 }
-
-
