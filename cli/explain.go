@@ -95,7 +95,7 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
 	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited sockets `fds` (SOCK[:BUF],…)")
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "most instances per model call with -model-cmd or -model-fd (0: no limit)")
-	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: one of the methods above")
+	fs.StringVar(&f.method, "method", "TIME", "explanation `method` (\"tempora methods\" lists them)")
 	fs.Uint64Var(&f.seed, "seed", 0, "run seed of every random stream")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")

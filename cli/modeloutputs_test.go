@@ -17,6 +17,7 @@ import (
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/procmodel"
+	"github.com/tempora-dev/tempora/record"
 )
 
 // Models with several outputs through the command line: -outputs,
@@ -458,5 +459,41 @@ func TestExplainOutputsPython(t *testing.T) {
 				t.Logf("%s, hold %v, %s processes: %d model calls", kind, tc.hold, tc.procs, calls)
 			}
 		})
+	}
+}
+
+// TestReportOutputs checks that records keeping explanations of a model
+// with several outputs (per-output results, a negative lag) go through
+// "tempora report" as the same records without them do: the report
+// reads them, checks them, and shows the whole model's results.
+func TestReportOutputs(t *testing.T) {
+	plain, withOutputs := t.TempDir(), t.TempDir()
+	writeReportRecords(t, plain)
+	writeReportRecords(t, withOutputs)
+	path := filepath.Join(withOutputs, "records", "table1", "model=0", "method=TIME.json")
+	r, err := record.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Explanation
+	data := &tempora.Dataset{X: tempora.NewTensor(1, e.D, e.L), Outputs: &tempora.Outputs{Kind: tempora.Steps, K: 2}}
+	e.Outputs = tempora.NewOutputResults(data.Outputs, data)
+	f := &e.Outputs.Outputs[0].Features[0]
+	w := tempora.Window{Start: 1, End: 2}
+	f.Tested, f.Important, f.Window, f.WindowSignificant = true, true, &w, true
+	f.Windows = []tempora.WindowResult{{Window: w, Significant: true, Lag: &tempora.Window{Start: -2, End: -1}}}
+	e.Outputs.CausalChecked, e.Outputs.ReadsFuture, f.ReadsFuture = true, true, true
+	if err := record.Write(filepath.Join(withOutputs, "records"), r); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := record.Read(path); err != nil || back.Explanation.Outputs == nil {
+		t.Fatalf("record read back: %v", err)
+	}
+	report := func(run string) string {
+		out := filepath.Join(t.TempDir(), "report")
+		return strings.ReplaceAll(mustRun(t, "report", "-in", run, "-out", out), out, "$OUT")
+	}
+	if a, b := report(plain), report(withOutputs); a != b {
+		t.Errorf("report of records with outputs differs:\n%s\n---\n%s", b, a)
 	}
 }

@@ -21,7 +21,8 @@ black-box model the way tempora's own explainers do, by starting
 
 as a child process: it writes one hello frame, then one answer (the model's
 predictions: probabilities of class 1 for classification, real values for
-regression) per request. A request whose shape does not match the problem's
+regression; K per instance for a model of K outputs, which the hello
+announces) per request. A request whose shape does not match the problem's
 features and timesteps gets an error answer. It speaks the protocol's one
 version, 2: its hello says that it holds no data, and besides plain requests
 it keeps resident data and answers block requests (only what a permutation
@@ -47,9 +48,13 @@ func (p *program) serve(_ context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps) until standard input closes\n",
-		prob.Data.Task, *problem, prob.Data.X.D, prob.Data.X.L)
-	if err := procmodel.Serve(os.Stdin, stdout, prob.Model); err != nil {
+	outputs := ""
+	if o := prob.Data.Outputs; o != nil {
+		outputs = fmt.Sprintf(", %d outputs (%v)", o.K, o.Kind)
+	}
+	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps%s) until standard input closes\n",
+		prob.Data.Task, *problem, prob.Data.X.D, prob.Data.X.L, outputs)
+	if err := procmodel.ServeOutputs(os.Stdin, stdout, prob.Model, prob.Data.K()); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

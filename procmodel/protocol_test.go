@@ -134,9 +134,12 @@ func TestProtocolDoc(t *testing.T) {
 		return strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
 	}
 	hello := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil, 1)))
+	helloK := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil, 3)))
 	for _, want := range []string{
 		fmt.Sprintf("# The model process protocol (version %d)", Version),
-		fmt.Sprintf("The hello is always %d bytes.", helloSize),
+		fmt.Sprintf("The hello is %d bytes, %d when it announces K.", helloSize, helloSize+helloOutputsSize),
+		strings.Join(helloK[:4], " ") + " " + strings.Join(helloK[4:8], " ") + " " + strings.Join(helloK[8:12], " "),
+		strings.Join(helloK[28:], " "),
 		fmt.Sprintf("reads the first %d bytes of the hello", helloHeadSize),
 		fmt.Sprintf("reads the rest of the hello (%d bytes)", helloSize-helloHeadSize),
 		strings.Join(hello[:4], " ") + " " + strings.Join(hello[4:8], " "),
