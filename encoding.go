@@ -102,15 +102,12 @@ type jsonWindow struct {
 	Lag *lagWindow `json:"lag,omitempty"`
 }
 
-// lagWindow is the JSON form of a window in lag coordinates: [start,
-// end] like a Window's, but a lag is negative for an input after the
-// output's own step.
+// lagWindow is the JSON form of a window in lag coordinates, [start,
+// end]: unlike a window of timesteps, its lags are negative after the
+// output's anchor (a model that reads the future).
 type lagWindow Window
 
-// MarshalJSON encodes w as the two-element array [start, end].
-func (w lagWindow) MarshalJSON() ([]byte, error) { return Window(w).MarshalJSON() }
-
-// UnmarshalJSON decodes [start, end] with start ≤ end.
+// UnmarshalJSON decodes [start, end], rejecting an end before its start.
 func (w *lagWindow) UnmarshalJSON(b []byte) error {
 	var a []int
 	if err := json.Unmarshal(b, &a); err != nil || len(a) != 2 || a[1] < a[0] {
@@ -121,6 +118,9 @@ func (w *lagWindow) UnmarshalJSON(b []byte) error {
 	*w = lagWindow{Start: a[0], End: a[1]}
 	return nil
 }
+
+// MarshalJSON encodes w as Window does.
+func (w lagWindow) MarshalJSON() ([]byte, error) { return Window(w).MarshalJSON() }
 
 func optFloat(v float64) *float64 {
 	if math.IsNaN(v) {
