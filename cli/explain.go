@@ -17,7 +17,6 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/resident"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 const explainHelp = `
@@ -150,15 +149,15 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		model  tempora.Model
 		held   resident.Model // model's held data capability, if it has one
 		data   *tempora.Dataset
-		prob   *synth.Problem
+		prob   *loadedProblem
 		source string
 	)
 	if f.problem != "" {
-		prob, err = synth.Load(f.problem)
+		prob, err = loadProblem(f.problem)
 		if err != nil {
 			return err
 		}
-		model, data, source = prob.Model, prob.Data, f.problem
+		model, data, source = prob.model, prob.data, f.problem
 	} else {
 		task, _ := tempora.ParseTask(f.task)  // validated
 		align, _ := f.input.parse("explain")  // validated
@@ -229,7 +228,8 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	}
 	writeExplanation(stdout, &named, data, settings, m.Tests)
 	if prob != nil {
-		writeComparison(stdout, &named, prob, m.Tests)
+		writeComparison(stdout, &named, prob.truth, m.Tests)
+		writeOutputsComparison(stdout, &named, prob.outputs, m.Tests)
 	}
 	return f.writeFiles(&named, stderr)
 }

@@ -10,14 +10,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/synth"
 )
 
 // Models with several outputs through the command line: -outputs,
@@ -495,5 +498,72 @@ func TestReportOutputs(t *testing.T) {
 	}
 	if a, b := report(plain), report(withOutputs); a != b {
 		t.Errorf("report of records with outputs differs:\n%s\n---\n%s", b, a)
+	}
+}
+
+// TestProblemOutputs writes a world with several outputs (tempora synth
+// -outputs), explains it (-problem: the data's outputs come from the
+// problem, and the explanation is compared with each output's truth),
+// serves its model (tempora serve announces K and answers K predictions
+// per instance, those of the model in process), and checks the usage
+// errors of the synth flags.
+func TestProblemOutputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	out := mustRun(t, "synth", "-out", dir, "-outputs", "classes:3", "-instances", "200", "-features", "4", "-timesteps", "6", "-seed", "4")
+	if !strings.Contains(out, "3 outputs (classes)") {
+		t.Errorf("synth: %s", out)
+	}
+	p, err := synth.LoadOutputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, "explain", "-problem", dir, "-seed", "1", "-quiet")
+	golden(t, "explain-problem-outputs.stdout", out)
+	for _, want := range []string{"per output (classes, 3 outputs)", "ground truth per output:", "relevant (output, feature) pairs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain -problem lacks %q", want)
+		}
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), serveArgsEnv+"=-problem\n"+dir)
+	m, err := procmodel.Start(context.Background(), []string{exe, "-test.run=^TestServeHelperProcess$"},
+		procmodel.Options{Env: env, Timeout: time.Minute, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Outputs() != 3 {
+		t.Fatalf("tempora serve announces %d outputs, want 3", m.Outputs())
+	}
+	x := p.Data.X
+	want, got := make([]float64, 3*x.M), make([]float64, 3*x.M)
+	if err := p.Model.Predict(want, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Predict(got, x); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("served predictions differ from the model's in process")
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-outputs", "steps:3"}, "steps have one output per timestep"},
+		{[]string{"-outputs", "horizons", "-peek"}, "-peek and -period apply to -outputs steps only"},
+		{[]string{"-peek"}, "-peek needs -outputs steps"},
+		{[]string{"-outputs", "horizons", "-task", "classification"}, "-task does not apply to -outputs"},
+		{[]string{"-outputs", "rings"}, `-outputs "rings": want classes[:K], horizons[:K] or steps`},
+	} {
+		_, _, err := runCmd(t, append([]string{"synth", "-out", dir}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

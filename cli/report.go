@@ -177,9 +177,9 @@ func peakCell(e *tempora.Explanation, j int) (int, float64) {
 // truth. For a method with tests a feature is found when it is important;
 // for the others, when it is among the n highest scores, n being the number
 // of relevant features (the benchmark's top-n rule).
-func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, tests bool) {
+func writeComparison(w io.Writer, e *tempora.Explanation, truth []synth.FeatureTruth, tests bool) {
 	nRel := 0
-	for _, t := range p.Truth {
+	for _, t := range truth {
 		if t.Relevant {
 			nRel++
 		}
@@ -208,7 +208,7 @@ func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, test
 		fmt.Fprintln(tw, "feature\trelevant\tfound\ttrue window")
 	}
 	var hits, falsePos, exact int
-	for j, t := range p.Truth {
+	for j, t := range truth {
 		f := e.Features[j]
 		trueWin := "-"
 		if t.Relevant {

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/tempora-dev/tempora/procmodel"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 const serveHelp = `
@@ -44,17 +43,18 @@ func (p *program) serve(_ context.Context, args []string, stdout, stderr io.Writ
 	if p.parseOnly {
 		return nil
 	}
-	prob, err := synth.Load(*problem)
+	prob, err := loadProblem(*problem)
 	if err != nil {
 		return err
 	}
+	data := prob.data
 	outputs := ""
-	if o := prob.Data.Outputs; o != nil {
+	if o := data.Outputs; o != nil {
 		outputs = fmt.Sprintf(", %d outputs (%v)", o.K, o.Kind)
 	}
 	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps%s) until standard input closes\n",
-		prob.Data.Task, *problem, prob.Data.X.D, prob.Data.X.L, outputs)
-	if err := procmodel.ServeOutputs(os.Stdin, stdout, prob.Model, prob.Data.K()); err != nil {
+		data.Task, *problem, data.X.D, data.X.L, outputs)
+	if err := procmodel.ServeOutputs(os.Stdin, stdout, prob.model, data.K()); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
