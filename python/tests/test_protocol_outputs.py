@@ -103,6 +103,26 @@ class OutputsTest(unittest.TestCase):
         self.assertIsNone(first)
         self.assertTrue(np.array_equal(got[0], horizons(x).ravel()))
 
+    def test_hostile_requests(self):
+        # A request or block request whose answer would hold more than
+        # 2**31 predictions is refused before anything is read or
+        # predicted.
+        k = 4
+        huge = struct.pack("<4sIIII", b"TMPQ", 2, (1 << 31) // k + 1, 1, 1)
+        with self.assertRaises(tempora.ProtocolError):
+            serve_k([huge], horizons, k)
+        src, sink = io.BytesIO(huge), io.BytesIO()
+        with self.assertRaises(tempora.ProtocolError):
+            _protocol.serve_stream(horizons, src.readinto, sink.write, outputs=k)
+        self.assertIn(b"instances x 4 outputs, more than", sink.getvalue())
+        x = _models.data(2, 6, 10)
+        rows = (1 << 31) // k + 1
+        blocks = block_request([], header=(1, rows, 1, 0, 0))
+        src, sink = io.BytesIO(resident(x) + blocks), io.BytesIO()
+        with self.assertRaises(tempora.ProtocolError):
+            _protocol.serve_stream(horizons, src.readinto, sink.write, outputs=k)
+        self.assertIn(b"announces %d rows, want 1 to %d" % (rows, (1 << 31) // k), sink.getvalue())
+
     def test_client(self):
         x = _models.data(2, 6, 10)
         pred = np.arange(6.0)
