@@ -174,6 +174,3 @@ func namesJSON(b []byte, list nameList) ([]string, error) {
 	}
 	return names, nil
 }
-
-// nameError is err about the feature name at position k.
-func nameError(k int, err error) error { return featureList.err(k, err) }
