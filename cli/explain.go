@@ -207,7 +207,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	var prog *progressReporter
 	if !f.quiet {
 		prog = startProgress(stderr, f.progress, m.Name, total, exact)
-		model, held = prog.model(model), prog.held(held)
+		model, held = prog.model(model), prog.held(held, data.K())
 	}
 	e, err := method.MeasureHeld(ctx, ex, model, held, data)
 	if prog != nil {

@@ -270,7 +270,7 @@ func TestExplainModelOutputs(t *testing.T) {
 			}
 			for _, extra := range [][]string{nil, {"-model-procs", "2"}, {"-max-batch", "7"}} {
 				jsonPath, csvPath := filepath.Join(dir, "e.json"), filepath.Join(dir, "e.csv")
-				out, errOut, err := runCmd(t, append(append(base, extra...), "-json", jsonPath, "-csv", csvPath)...)
+				out, errOut, err := runCmd(t, append(append(base, extra...), "-json", jsonPath, "-csv", csvPath, "-progress", "json")...)
 				if err != nil {
 					t.Fatalf("%q: %v\n%s", extra, err, errOut)
 				}
@@ -283,8 +283,27 @@ func TestExplainModelOutputs(t *testing.T) {
 					golden(t, "explain-outputs-"+kind+".stdout", out)
 					checkOutputsCSV(t, csvPath, in)
 				}
+				checkProgress(t, errOut, in.Accounting.InstanceEvals)
 			}
 		})
+	}
+}
+
+// checkProgress checks that the last progress line of stderr (-progress
+// json) counts the instance evaluations the explanation reports: rows,
+// not predictions, for a model of several outputs.
+func checkProgress(t *testing.T, stderr string, evals int64) {
+	t.Helper()
+	var last map[string]progressLine
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, `{"progress"`) {
+			if err := json.Unmarshal([]byte(line), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if p, ok := last["progress"]; !ok || !p.Done || p.Evals != evals {
+		t.Errorf("last progress line %+v, want done with %d instance evaluations", last, evals)
 	}
 }
 
