@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,6 +142,7 @@ func TestProtocolDoc(t *testing.T) {
 		fmt.Sprintf("The hello is %d bytes, %d when it announces K.", helloSize, helloSize+helloOutputsSize),
 		strings.Join(helloK[:4], " ") + " " + strings.Join(helloK[4:8], " ") + " " + strings.Join(helloK[8:12], " "),
 		strings.Join(helloK[28:], " "),
+		"| 28 | 4 | u32 | K | O = 1 only: outputs per instance, 2 to 2" + superscript(bits.Len(uint(MaxOutputs))-1) + " |",
 		fmt.Sprintf("reads the first %d bytes of the hello", helloHeadSize),
 		fmt.Sprintf("reads the rest of the hello (%d bytes)", helloSize-helloHeadSize),
 		strings.Join(hello[:4], " ") + " " + strings.Join(hello[4:8], " "),
@@ -150,6 +153,17 @@ func TestProtocolDoc(t *testing.T) {
 			t.Errorf("docs/protocol.md does not state %q", want)
 		}
 	}
+}
+
+// superscript writes n in superscript digits, as the documents write
+// powers of two.
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	var b strings.Builder
+	for _, c := range strconv.Itoa(n) {
+		b.WriteString(string([]rune(digits)[c-'0']))
+	}
+	return b.String()
 }
 
 func TestSplitCommand(t *testing.T) {
