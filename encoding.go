@@ -1,6 +1,7 @@
 package tempora
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -107,8 +108,28 @@ type jsonWindow struct {
 	OrderingImportant bool     `json:"ordering_important"`
 	// Lag is the window in lag coordinates of the output it explains
 	// (an output with an anchor only).
-	Lag *Window `json:"lag,omitempty"`
+	Lag *lagWindow `json:"lag,omitempty"`
 }
+
+// lagWindow is the JSON form of a window in lag coordinates, [start,
+// end]: unlike a window of timesteps, its lags are negative after the
+// output's anchor (a model that reads the future).
+type lagWindow Window
+
+// UnmarshalJSON decodes [start, end], rejecting an end before its start.
+func (w *lagWindow) UnmarshalJSON(b []byte) error {
+	var a []int
+	if err := json.Unmarshal(b, &a); err != nil || len(a) != 2 || a[1] < a[0] {
+		var c bytes.Buffer
+		json.Compact(&c, b)
+		return fmt.Errorf("tempora: lag window %s must be [start, end] with start <= end", c.Bytes())
+	}
+	*w = lagWindow{Start: a[0], End: a[1]}
+	return nil
+}
+
+// MarshalJSON encodes w as Window does.
+func (w lagWindow) MarshalJSON() ([]byte, error) { return Window(w).MarshalJSON() }
 
 func optFloat(v float64) *float64 {
 	if math.IsNaN(v) {
@@ -173,7 +194,7 @@ func toJSONWindow(w WindowResult) jsonWindow {
 		Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
 		PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
 		OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
-		Lag: w.Lag,
+		Lag: (*lagWindow)(w.Lag),
 	}
 }
 
@@ -182,7 +203,7 @@ func fromJSONWindow(j jsonWindow) WindowResult {
 		Window: j.Window, StartRange: j.StartRange, EndRange: j.EndRange, Score: j.Score,
 		PValue: fromOpt(j.PValue), PAdjusted: fromOpt(j.PAdjusted), Significant: j.Significant,
 		OrderingPValue: fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted), OrderingImportant: j.OrderingImportant,
-		Lag: j.Lag,
+		Lag: (*Window)(j.Lag),
 	}
 }
 
@@ -348,35 +369,84 @@ var CSVHeader = []string{
 	"window_ordering_p_value", "window_ordering_important", "windows",
 }
 
+// OutputsCSVHeader is the header row of WriteCSV for an explanation with
+// per-output results (Outputs): the output's name, CSVHeader's columns,
+// then a feature's windows in lag coordinates and its causal check.
+var OutputsCSVHeader = append(append([]string{"output"}, CSVHeader...), "lags", "future_p_value", "future_p_adjusted", "reads_future")
+
 // WriteCSV writes one row per feature (then one per tested group, with index
 // -1) in the column order of CSVHeader. Values not computed are empty. The
 // last column lists a feature's windows as start-end, separated by ";",
 // with "*" after each significant one (e.g. "2-5*;14-17*").
+//
+// An explanation with per-output results (Outputs) is written in the
+// columns of OutputsCSVHeader: the whole model's rows, whose output is
+// empty, then each output's rows (every feature, then its tested groups)
+// under its name, with its windows in lag coordinates (lags, as windows,
+// for outputs with an anchor) and its causal check. An explanation of one
+// output is written as before.
 func (e *Explanation) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	outs := e.Outputs
+	if outs == nil {
+		cw.Write(CSVHeader)
+	} else {
+		cw.Write(OutputsCSVHeader)
+	}
 	num := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
 		}
 		return strconv.FormatFloat(v, 'g', 10, 64)
 	}
-	rows := append(append([]FeatureResult(nil), e.Features...), e.Groups...)
-	for _, f := range rows {
+	row := func(f FeatureResult) []string {
 		ws, we := "", ""
 		if f.Window != nil {
 			ws, we = strconv.Itoa(f.Window.Start), strconv.Itoa(f.Window.End)
 		}
-		cw.Write([]string{
+		return []string{
 			strconv.Itoa(f.Index), f.Name, strconv.FormatBool(f.Tested), strconv.FormatBool(f.Important),
 			num(f.Score), num(f.PValue), num(f.PAdjusted),
 			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), strconv.FormatBool(f.WindowSignificant),
 			num(f.OrderingPValue), num(f.OrderingPAdjusted), strconv.FormatBool(f.OrderingImportant),
 			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant), windowList(f.Windows),
-		})
+		}
+	}
+	rows := append(append([]FeatureResult(nil), e.Features...), e.Groups...)
+	for _, f := range rows {
+		if outs == nil {
+			cw.Write(row(f))
+			continue
+		}
+		cw.Write(append(append([]string{""}, row(f)...), "", "", "", ""))
+	}
+	if outs != nil {
+		for _, o := range outs.Outputs {
+			for _, f := range append(append([]FeatureResult(nil), o.Features...), o.Groups...) {
+				cw.Write(append(append([]string{o.Name}, row(f)...), lagList(f.Windows), num(f.FuturePValue), num(f.FuturePAdjusted), strconv.FormatBool(f.ReadsFuture)))
+			}
+		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// lagList renders the lag windows of ws (WindowResult.Lag) for the CSV's
+// lags column as windowList renders windows; empty for windows without
+// one.
+func lagList(ws []WindowResult) string {
+	var parts []string
+	for _, w := range ws {
+		if w.Lag == nil {
+			continue
+		}
+		p := strconv.Itoa(w.Lag.Start) + "-" + strconv.Itoa(w.Lag.End)
+		if w.Significant {
+			p += "*"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ";")
 }
 
 // windowList renders windows for the CSV's windows column.

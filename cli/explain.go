@@ -17,27 +17,23 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/resident"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 const explainHelp = `
 Explain explains a model with an explanation method (-method, TIME by default)
-and prints its features sorted by importance: for a method with tests (TIME),
-each feature's score, raw and Benjamini–Hochberg-adjusted p-values, windows and
-ordering tests; for a method that only scores, each feature's score and peak
-timestep. The model and data come from a synthetic problem (-problem DIR,
-written by "tempora synth"; the explanation is then compared with its ground
-truth), or from data files and a model program that speaks tempora's model
-protocol on its standard input and output (docs/protocol.md):
+and prints its features by importance: for a method with tests (TIME), scores,
+raw and Benjamini–Hochberg-adjusted p-values, windows and ordering tests; for
+the others, scores and peak timesteps. The model and data come from a synthetic
+problem (-problem DIR, from "tempora synth", then compared with its ground
+truth) or from data files and a model program (protocol: docs/protocol.md):
 
 	tempora explain -data X.npy -targets y.npy -task classification \
 	    -model-cmd "python3 serve_model.py --weights 'my model.pt'"
 
--model-cmd is split into words as a shell would (blanks separate words, quotes
-group them, a backslash escapes a character), but no shell runs it. A missing
-value is NaN (or marked by -mask), and sequences of different lengths are
-aligned at their start or end (-alignment; "tempora describe -h" says more).
-Results do not depend on -workers, -model-procs or -max-batch.`
+A missing value is NaN or marked by -mask ("tempora describe -h" says more). A
+model of several outputs per instance (-outputs: classes:K, targets labels 0 to
+K−1; horizons or steps, targets M × K, NaN: none) is explained as a whole, then
+output by output. Results do not depend on -workers, -model-procs or -max-batch.`
 
 // explainUsage prints the help of "tempora explain": the description, the
 // methods one line each, and the flags that are not method parameters
@@ -60,12 +56,13 @@ func (f *paramFlag) Set(s string) error { f.text = s; return nil }
 func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
 
 // realDataFlags are the flags of the -data mode.
-var realDataFlags = append([]string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd", "max-batch"}, dataInputFlagNames...)
+var realDataFlags = append(append([]string{"data", "targets", "feature-names", "task", "model-cmd", "model-timeout", "model-procs", "model-fd", "max-batch"}, dataInputFlagNames...), modelOutputsFlagNames...)
 
 type explainFlags struct {
 	problem                              string
 	data, targets, names, task, modelCmd string
 	input                                dataInputFlags
+	outputs                              modelOutputsFlags
 	modelTimeout                         time.Duration
 	modelProcs                           int
 	modelFD                              string
@@ -90,13 +87,14 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.StringVar(&f.targets, "targets", "", "targets `file` (.npy, or .csv/.txt with one value per line)")
 	fs.StringVar(&f.names, "feature-names", "", "feature names `file`: one per line, or a .json array")
 	defineDataInputFlags(fs, &f.input)
+	defineModelOutputsFlags(fs, &f.outputs)
 	fs.StringVar(&f.task, "task", "", "model `task` with -data: regression or classification")
-	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data (see above for quoting)")
+	fs.StringVar(&f.modelCmd, "model-cmd", "", "model program `command` line with -data, split into words as a shell would (no shell runs it)")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", 10*time.Minute, "limit on the model's time to answer one batch (0: no limit)")
 	fs.IntVar(&f.modelProcs, "model-procs", 1, "model processes started from -model-cmd, answering batches in parallel")
-	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited socket `fds` (SOCK[:BUF],…; see docs/protocol.md)")
-	fs.IntVar(&f.maxBatch, "max-batch", 0, "most instances per model call with -model-cmd or -model-fd (0: no limit; see docs/protocol.md)")
-	fs.StringVar(&f.method, "method", "TIME", "explanation `method`: "+strings.Join(methods, ", "))
+	fs.StringVar(&f.modelFD, "model-fd", "", "instead of -model-cmd, serve the model over inherited sockets `fds` (SOCK[:BUF],…)")
+	fs.IntVar(&f.maxBatch, "max-batch", 0, "most instances per model call with -model-cmd or -model-fd (0: no limit)")
+	fs.StringVar(&f.method, "method", "TIME", "explanation `method` (\"tempora methods\" lists them)")
 	fs.Uint64Var(&f.seed, "seed", 0, "run seed of every random stream")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")
@@ -151,24 +149,30 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		model  tempora.Model
 		held   resident.Model // model's held data capability, if it has one
 		data   *tempora.Dataset
-		prob   *synth.Problem
+		prob   *loadedProblem
 		source string
 	)
 	if f.problem != "" {
-		prob, err = synth.Load(f.problem)
+		prob, err = loadProblem(f.problem)
 		if err != nil {
 			return err
 		}
-		model, data, source = prob.Model, prob.Data, f.problem
+		model, data, source = prob.model, prob.data, f.problem
 	} else {
-		task, _ := tempora.ParseTask(f.task) // validated
-		align, _ := f.input.parse("explain") // validated
-		data, _, err = dataio.ReadFiles(dataio.Files{Data: f.data, Targets: f.targets, Names: f.names, Mask: f.input.mask, Task: task, Alignment: align})
+		task, _ := tempora.ParseTask(f.task)  // validated
+		align, _ := f.input.parse("explain")  // validated
+		outs, _ := f.outputs.parse("explain") // validated
+		data, _, err = dataio.ReadFiles(dataio.Files{Data: f.data, Targets: f.targets, Names: f.names, Mask: f.input.mask, Task: task, Alignment: align,
+			Outputs: outs, OutputNames: f.outputs.names})
 		if err != nil {
 			return err
 		}
 		pm, err := startModel(ctx, f.modelCmd, f.modelProcs, f.modelFD, procmodel.Options{Timeout: f.modelTimeout, MaxBatch: f.maxBatch, Stderr: stderr}, stderr)
 		if err != nil {
+			return err
+		}
+		if err := checkModelOutputs(data.Outputs, pm.Outputs()); err != nil {
+			pm.Close()
 			return err
 		}
 		if f.workers == 0 {
@@ -203,7 +207,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	var prog *progressReporter
 	if !f.quiet {
 		prog = startProgress(stderr, f.progress, m.Name, total, exact)
-		model, held = prog.model(model), prog.held(held)
+		model, held = prog.model(model), prog.held(held, data.K())
 	}
 	e, err := method.MeasureHeld(ctx, ex, model, held, data)
 	if prog != nil {
@@ -224,7 +228,8 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	}
 	writeExplanation(stdout, &named, data, settings, m.Tests)
 	if prob != nil {
-		writeComparison(stdout, &named, prob, m.Tests)
+		writeComparison(stdout, &named, prob.truth, m.Tests)
+		writeOutputsComparison(stdout, &named, prob.outputs, m.Tests)
 	}
 	return f.writeFiles(&named, stderr)
 }
@@ -304,6 +309,9 @@ func (f *explainFlags) validate(set map[string]bool) error {
 		return err
 	}
 	if _, err := f.input.parse("explain"); err != nil {
+		return err
+	}
+	if _, err := f.outputs.parse("explain"); err != nil {
 		return err
 	}
 	if f.task != "" {

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(badModelEnv); v != "" {
 		serveBadModel(v)
 	}
+	if kind := os.Getenv(outputsModelEnv); kind != "" {
+		serveOutputsModel(kind)
+	}
 	if os.Getenv(serverEnv) == "1" {
 		terms, err := examplemodel.ParseTerms(examplemodel.DefaultTerms)
 		if err == nil {

@@ -62,7 +62,7 @@ func (f *explainFlags) checkOutputs() error {
 // files returns the output files of explain and the files it reads.
 func (f *explainFlags) files() (outputs, inputs []namedFile) {
 	outputs = []namedFile{{"json", f.jsonOut}, {"csv", f.csvOut}}
-	inputs = []namedFile{{"data", f.data}, {"targets", f.targets}, {"feature-names", f.names}, {"mask", f.input.mask}}
+	inputs = []namedFile{{"data", f.data}, {"targets", f.targets}, {"feature-names", f.names}, {"mask", f.input.mask}, {"output-names", f.outputs.names}}
 	if h, ok := f.params["hierarchy"]; ok {
 		inputs = append(inputs, namedFile{"hierarchy", h.text})
 	}

@@ -90,7 +90,11 @@ func foundWindow(f tempora.FeatureResult) string {
 // importance. tests selects the columns of a method with tests (p-values,
 // windows, ordering); other methods have scores only.
 func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset, settings string, tests bool) {
-	fmt.Fprintf(w, "%s: %d instances × %d features × %d timesteps, %v\n", e.Method, data.X.M, e.D, e.L, data.Task)
+	fmt.Fprintf(w, "%s: %d instances × %d features × %d timesteps, %v", e.Method, data.X.M, e.D, e.L, data.Task)
+	if o := data.Outputs; o != nil {
+		fmt.Fprintf(w, ", %d outputs (%v)", o.K, o.Kind)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "settings: %s\n", settings)
 	fmt.Fprintf(w, "model calls %d, instance evaluations %d", e.Accounting.ModelCalls, e.Accounting.InstanceEvals)
 	if e.Accounting.WindowProbes > 0 {
@@ -144,6 +148,7 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		}
 		tw.Flush()
 	}
+	writeOutputs(w, e, tests)
 	if len(e.Accounting.Draws) > 0 {
 		fmt.Fprintln(w, "\npermutation draws per test family (saved: against fixed tests with the same caps)")
 		e.Accounting.WriteDraws(w)
@@ -172,9 +177,9 @@ func peakCell(e *tempora.Explanation, j int) (int, float64) {
 // truth. For a method with tests a feature is found when it is important;
 // for the others, when it is among the n highest scores, n being the number
 // of relevant features (the benchmark's top-n rule).
-func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, tests bool) {
+func writeComparison(w io.Writer, e *tempora.Explanation, truth []synth.FeatureTruth, tests bool) {
 	nRel := 0
-	for _, t := range p.Truth {
+	for _, t := range truth {
 		if t.Relevant {
 			nRel++
 		}
@@ -203,7 +208,7 @@ func writeComparison(w io.Writer, e *tempora.Explanation, p *synth.Problem, test
 		fmt.Fprintln(tw, "feature\trelevant\tfound\ttrue window")
 	}
 	var hits, falsePos, exact int
-	for j, t := range p.Truth {
+	for j, t := range truth {
 		f := e.Features[j]
 		trueWin := "-"
 		if t.Relevant {

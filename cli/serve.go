@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/tempora-dev/tempora/procmodel"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 const serveHelp = `
@@ -21,7 +20,8 @@ black-box model the way tempora's own explainers do, by starting
 
 as a child process: it writes one hello frame, then one answer (the model's
 predictions: probabilities of class 1 for classification, real values for
-regression) per request. A request whose shape does not match the problem's
+regression; K per instance for a model of K outputs, which the hello
+announces) per request. A request whose shape does not match the problem's
 features and timesteps gets an error answer. It speaks the protocol's one
 version, 2: its hello says that it holds no data, and besides plain requests
 it keeps resident data and answers block requests (only what a permutation
@@ -43,13 +43,18 @@ func (p *program) serve(_ context.Context, args []string, stdout, stderr io.Writ
 	if p.parseOnly {
 		return nil
 	}
-	prob, err := synth.Load(*problem)
+	prob, err := loadProblem(*problem)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps) until standard input closes\n",
-		prob.Data.Task, *problem, prob.Data.X.D, prob.Data.X.L)
-	if err := procmodel.Serve(os.Stdin, stdout, prob.Model); err != nil {
+	data := prob.data
+	outputs := ""
+	if o := data.Outputs; o != nil {
+		outputs = fmt.Sprintf(", %d outputs (%v)", o.K, o.Kind)
+	}
+	fmt.Fprintf(stderr, "tempora: serving the %v model of %s (%d features × %d timesteps%s) until standard input closes\n",
+		data.Task, *problem, data.X.D, data.X.L, outputs)
+	if err := procmodel.ServeOutputs(os.Stdin, stdout, prob.model, data.K()); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

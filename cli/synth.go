@@ -32,7 +32,13 @@ Any of -missing-rate, -length-spread, -alignment and -missing-mechanism makes
 an irregular world: sequences of lengths uniform between timesteps/spread and
 timesteps, padded with NaN at the end (alignment start) or the start
 (alignment end), cells missing (NaN) at the given rate, and a model that
-aggregates over observed values only. Windows lie where every sequence exists.`
+aggregates over observed values only. Windows lie where every sequence exists.
+
+-outputs makes a world whose model has several outputs per instance: classes
+(a nested dichotomy of logistic splits, each reading one feature over a
+window), horizons (each reading features at its own lags) or steps (one
+output per timestep, causal unless -peek; -period makes a sparse feature the
+model carries forward), with each output's ground truth in truth.json.`
 
 func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("synth", synthHelp, stdout)
@@ -50,6 +56,8 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	lengthSpread := fs.Float64("length-spread", 1, "irregular world: sequence lengths uniform between ⌈timesteps/`spread`⌉ and timesteps (1: all equal)")
 	alignment := fs.String("alignment", "start", "irregular world: the time axis sequences share, start (padding at the end) or end (padding at the start)")
 	mechanism := fs.String("missing-mechanism", "mcar", "irregular world: how cells go missing, mcar (completely at random) or mnar (more often for high values)")
+	var of synthOutputsFlags
+	defineSynthOutputsFlags(fs, &of)
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -57,6 +65,19 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 		return usageErrorf("synth: unexpected argument %q (see tempora synth -h)", fs.Arg(0))
 	}
 	cfg, err := synthConfig(*out, *instances, *features, *timesteps, *relevant, *task, *noise, *windowIndependent)
+	var ocfg *synth.OutputsConfig
+	if err == nil {
+		ocfg, err = of.config(fs, *instances, *features, *timesteps)
+	}
+	if err == nil && ocfg != nil {
+		if prog.parseOnly {
+			return nil
+		}
+		if err := synth.CheckMemory(cfg); err != nil {
+			return err
+		}
+		return synthOutputs(ctx, ocfg, *seed, *out, stdout, stderr)
+	}
 	if err == nil {
 		cfg.Irregular, err = irregularFlags(fs, *missingRate, *lengthSpread, *alignment, *mechanism)
 	}

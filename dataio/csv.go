@@ -173,7 +173,7 @@ func readTensorCSV(r io.Reader, featureNames []string, missing bool) (*tempora.T
 		return nil, nil, errors.New("no data lines after the header")
 	}
 
-	feat, names, err := csvFeatures(cells, featureNames)
+	feat, names, err := csvFeatures(cells, featureNames, featureList)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,20 +249,22 @@ func readTensorCSV(r io.Reader, featureNames []string, missing bool) (*tempora.T
 }
 
 // csvFeatures resolves the feature entries of cells to indices and returns
-// them with the names in use (nil when the entries are plain indices).
-func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error) {
+// them with the names in use (nil when the entries are plain indices). list
+// says what the entries name: features, or the outputs of long targets
+// (outputs.go), whose entries are in the same field.
+func csvFeatures(cells []csvCell, featureNames []string, list nameList) ([]int, []string, error) {
 	feat := make([]int, len(cells))
 	if featureNames != nil {
 		if len(featureNames) == 0 {
-			return nil, nil, errors.New("empty list of feature names")
+			return nil, nil, fmt.Errorf("empty list of %s names", list.noun)
 		}
 		byName := make(map[string]int, len(featureNames))
 		for j, s := range featureNames {
-			if err := checkName(s); err != nil {
-				return nil, nil, nameError(j, fmt.Errorf("given feature name %d: %w", j, err))
+			if err := checkNameOf(s, list.noun); err != nil {
+				return nil, nil, list.err(j, fmt.Errorf("given %s name %d: %w", list.noun, j, err))
 			}
 			if k, ok := byName[s]; ok {
-				return nil, nil, nameError(j, fmt.Errorf("given feature names %d and %d are both %q", k, j, s))
+				return nil, nil, list.err(j, fmt.Errorf("given %s names %d and %d are both %q", list.noun, k, j, s))
 			}
 			byName[s] = j
 		}
@@ -271,8 +273,8 @@ func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error
 			if !ok {
 				v, err := strconv.Atoi(c.feat)
 				if err != nil || v < 0 || v >= len(featureNames) {
-					return nil, nil, fmt.Errorf("line %d: feature %q is neither one of the %d feature names nor an index in 0..%d",
-						c.line, c.feat, len(featureNames), len(featureNames)-1)
+					return nil, nil, fmt.Errorf("line %d: %s %q is neither one of the %d %s names nor an index in 0..%d",
+						c.line, list.noun, c.feat, len(featureNames), list.noun, len(featureNames)-1)
 				}
 				j = v
 			}
@@ -297,7 +299,7 @@ func csvFeatures(cells []csvCell, featureNames []string) ([]int, []string, error
 	for k, c := range cells {
 		j, ok := byName[c.feat]
 		if !ok {
-			if err := checkName(c.feat); err != nil {
+			if err := checkNameOf(c.feat, list.noun); err != nil {
 				return nil, nil, fmt.Errorf("line %d: %w", c.line, err)
 			}
 			j = len(names)

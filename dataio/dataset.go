@@ -16,7 +16,8 @@ import (
 // cell without a line or with an empty, NA or NaN value (ReadDataCSV); an
 // observation mask, a .npy file of the data's shape holding booleans or
 // 0/1 (ReadMaskNPY), marks unobserved cells, into which ApplyMask writes
-// NaN. Targets are never missing. ReadFiles reads and checks all of it
+// NaN. Targets are never missing, but for the outputs of a model with
+// several outputs that have none (outputs.go). ReadFiles reads and checks all of it
 // with tempora.Dataset.Observe; its errors about the data, targets, names
 // or mask wrap a *tempora.DataError (what is wrong, and where) in the names
 // of the files.
@@ -27,7 +28,8 @@ type Files struct {
 	// .txt (ReadDataNPY, ReadDataCSV). It may have missing values.
 	Data string
 	// Targets holds the M targets: .npy, or .csv or .txt with one value
-	// per line. Targets may not be missing.
+	// per line. Targets may not be missing. With Outputs, it holds their
+	// targets (below).
 	Targets string
 	// Names, if not empty, holds the feature names: a .json array of
 	// strings (ReadFeatureNamesJSON), or one name per line
@@ -36,6 +38,17 @@ type Files struct {
 	// Mask, if not empty, is a .npy observation mask of the data's shape
 	// (ReadMaskNPY), applied to the data (ApplyMask).
 	Mask string
+	// Outputs, if not nil, describes a model with several outputs per
+	// instance (tempora.Outputs), whose targets Targets holds (outputs.go):
+	// one class label per instance for classes, K values per instance
+	// otherwise. For horizons and steps K may be 0, and is then the
+	// targets file's; otherwise it must be. Names come from OutputNames,
+	// or else from the targets file, unless Outputs has them; Anchors are
+	// Outputs'. The dataset gets a copy. nil: one output, as before.
+	Outputs *tempora.Outputs
+	// OutputNames, if not empty, holds the output names, in the formats of
+	// Names (ReadOutputNames).
+	OutputNames string
 	// Task and Alignment are the dataset's.
 	Task      tempora.Task
 	Alignment tempora.Alignment
@@ -54,6 +67,24 @@ func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	y, outs, err := f.readTargets(x.M)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment, Outputs: outs}
+	obs, err := ds.Observe(1)
+	if err != nil {
+		return nil, nil, errmsg.Wrap(err, "dataio: %s, %s", f.dataFiles(), f.Targets)
+	}
+	return ds, obs, nil
+}
+
+// readTargets reads the targets of f for m instances, and the outputs of
+// the dataset (nil for one output).
+func (f Files) readTargets(m int) ([]float64, *tempora.Outputs, error) {
+	if f.Outputs != nil && f.Outputs.Kind != tempora.Classes {
+		return f.readOutputTargets(m)
+	}
 	read, err := targetsReader(f.Targets)
 	if err != nil {
 		return nil, nil, err
@@ -62,16 +93,56 @@ func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(y) != x.M {
+	if len(y) != m {
 		return nil, nil, tempora.NewDataError(tempora.KindTargets,
-			fmt.Errorf("dataio: %s has %d targets but %s has %d instances", f.Targets, len(y), f.Data, x.M)).WithCount(len(y))
+			fmt.Errorf("dataio: %s has %d targets but %s has %d instances", f.Targets, len(y), f.Data, m)).WithCount(len(y))
 	}
-	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment}
-	obs, err := ds.Observe(1)
+	if f.Outputs == nil {
+		return y, nil, nil
+	}
+	o := *f.Outputs // classes: K is given, the labels do not say it
+	if f.OutputNames != "" {
+		if o.Names, err = ReadOutputNames(f.OutputNames); err != nil {
+			return nil, nil, err
+		}
+	}
+	return y, &o, nil
+}
+
+// readOutputTargets reads the targets of horizons or steps, K per
+// instance, for m instances.
+func (f Files) readOutputTargets(m int) ([]float64, *tempora.Outputs, error) {
+	o := *f.Outputs
+	var given []string
+	if f.OutputNames != "" {
+		var err error
+		if given, err = ReadOutputNames(f.OutputNames); err != nil {
+			return nil, nil, err
+		}
+	} else if o.Names != nil {
+		given = o.Names
+	}
+	read, err := outputTargetsReader(f.Targets)
 	if err != nil {
-		return nil, nil, errmsg.Wrap(err, "dataio: %s, %s", f.dataFiles(), f.Targets)
+		return nil, nil, err
 	}
-	return ds, obs, nil
+	y, k, fileNames, err := read(f.Targets, given)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(y) != m*k {
+		return nil, nil, tempora.NewDataError(tempora.KindTargets,
+			fmt.Errorf("dataio: %s has targets of %d instances but %s has %d instances", f.Targets, len(y)/k, f.Data, m)).WithCount(len(y) / k)
+	}
+	if o.K != 0 && o.K != k {
+		return nil, nil, tempora.NewDataError(tempora.KindTargets,
+			fmt.Errorf("dataio: %s has %d targets per instance, for %d %v outputs", f.Targets, k, o.K, o.Kind))
+	}
+	o.K = k
+	if fileNames != nil { // the names given, or else the file's
+		o.Names = fileNames
+	}
+	return y, &o, nil
 }
 
 // dataFiles names the data file, and the mask if any, in messages.
@@ -105,11 +176,11 @@ func ReadData(f Files) (*tempora.Tensor, []string, *tempora.Observation, error) 
 func readData(f Files) (*tempora.Tensor, []string, error) {
 	var names []string
 	if f.Names != "" {
-		read, err := namesReader(f.Names)
+		read, err := namesReader(f.Names, "feature names")
 		if err != nil {
 			return nil, nil, err
 		}
-		if names, err = read(f.Names); err != nil {
+		if names, err = read(f.Names, featureList); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -5,8 +5,11 @@
 // array (names.go), and whole data sets: data, targets, feature names and
 // an observation mask read together and checked together, including data
 // with missing values (NaN) and the alignment of sequences of different
-// lengths (ReadFiles, dataset.go). Which reader reads a file is decided in
-// one place, the reader table of readers.go, from the file's extension.
+// lengths (ReadFiles, dataset.go), and the targets of models with several
+// outputs per instance: class labels, or K targets per instance (.npy of
+// shape (M, K), wide or long CSV) of which some may be missing
+// (outputs.go). Which reader reads a file is decided in one place, the
+// reader table of readers.go, from the file's extension.
 //
 // Every reader validates what it reads (shape, finiteness, duplicates and
 // missing cells) and returns an error naming the file; an error about the

@@ -22,22 +22,28 @@ type format struct {
 	// its own. It returns the tensor with the names in use.
 	data    func(path string, names []string) (*tempora.Tensor, []string, error)
 	targets func(path string) ([]float64, error)
-	names   func(path string) ([]string, error)
-	mask    func(path string, m, d, l int) ([]bool, error)
+	// outputTargets reads the targets of a model with several outputs,
+	// K per instance (outputs.go): the values instance-major, K, and the
+	// output names the file gives (names: those given apart, nil for
+	// none, which a format naming its outputs matches against its own).
+	outputTargets func(path string, names []string) ([]float64, int, []string, error)
+	// names reads a list of names: feature names, or output names.
+	names func(path string, list nameList) ([]string, error)
+	mask  func(path string, m, d, l int) ([]bool, error)
 }
 
 // formats maps an extension, in lower case, to its format's readers.
 var formats = map[string]format{
-	".npy":  {data: readDataNPYNames, targets: readTargetsNPY, mask: ReadMaskNPY},
-	".csv":  {data: ReadDataCSV, targets: ReadVectorCSV, names: ReadFeatureNames},
-	".txt":  {data: ReadDataCSV, targets: ReadVectorCSV, names: ReadFeatureNames},
-	".json": {names: ReadFeatureNamesJSON},
+	".npy":  {data: readDataNPYNames, targets: readTargetsNPY, outputTargets: readOutputTargetsNPY, mask: ReadMaskNPY},
+	".csv":  {data: ReadDataCSV, targets: ReadVectorCSV, outputTargets: readOutputTargetsCSV, names: readNamesFile},
+	".txt":  {data: ReadDataCSV, targets: ReadVectorCSV, outputTargets: readOutputTargetsCSV, names: readNamesFile},
+	".json": {names: readNamesJSONFile},
 }
 
 // otherFormat is the format of a file whose extension formats does not
-// list: feature names one per line (a file "names" or "names.lst"), as
-// before names had a table.
-var otherFormat = format{names: ReadFeatureNames}
+// list: names one per line (a file "names" or "names.lst"), as before
+// names had a table.
+var otherFormat = format{names: readNamesFile}
 
 // readDataNPYNames is ReadDataNPY as a data reader: a .npy file names no
 // features, so the names given apart are those in use.
@@ -83,8 +89,16 @@ func targetsReader(path string) (func(string) ([]float64, error), error) {
 	return lookup(path, "targets", func(f format) (func(string) ([]float64, error), bool) { return f.targets, f.targets != nil })
 }
 
-func namesReader(path string) (func(string) ([]string, error), error) {
-	return lookup(path, "feature names", func(f format) (func(string) ([]string, error), bool) { return f.names, f.names != nil })
+func outputTargetsReader(path string) (func(string, []string) ([]float64, int, []string, error), error) {
+	return lookup(path, "targets", func(f format) (func(string, []string) ([]float64, int, []string, error), bool) {
+		return f.outputTargets, f.outputTargets != nil
+	})
+}
+
+// namesReader returns the reader of a names file; what says what it names
+// ("feature names", "output names") in the error.
+func namesReader(path, what string) (func(string, nameList) ([]string, error), error) {
+	return lookup(path, what, func(f format) (func(string, nameList) ([]string, error), bool) { return f.names, f.names != nil })
 }
 
 func maskReader(path string) (func(string, int, int, int) ([]bool, error), error) {

@@ -46,9 +46,10 @@ const (
 // longer be trusted and the peer gets no answer.
 var errStream = errors.New("procmodel: input ended or failed in the middle of a frame")
 
-// checkBlocks validates a PredictBlocks call on the sending side and
-// returns the rows and values it carries.
-func checkBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) (rows, vals int, err error) {
+// checkBlocks validates a PredictBlocks call on the sending side, for a
+// model of k outputs per instance, and returns the rows and values it
+// carries.
+func checkBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block, k int) (rows, vals int, err error) {
 	if x == nil {
 		return 0, 0, errors.New("procmodel: nil resident data")
 	}
@@ -58,27 +59,31 @@ func checkBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) (row
 	if len(blocks) > maxBlocks {
 		return 0, 0, fmt.Errorf("procmodel: %d blocks in one call, at most %d", len(blocks), maxBlocks)
 	}
-	for k := range blocks {
-		b := &blocks[k]
+	for n := range blocks {
+		b := &blocks[n]
 		if err := b.Check(x.M, x.D, x.L); err != nil {
-			return 0, 0, fmt.Errorf("procmodel: block %d: %w", k, err)
+			return 0, 0, fmt.Errorf("procmodel: block %d: %w", n, err)
 		}
 		rows += b.Rows()
 		vals += len(b.Values)
-		if rows > maxValues || vals > maxValues {
-			return 0, 0, fmt.Errorf("procmodel: blocks of more than %d rows or values in one call", maxValues)
+		if rows > maxValues/k || vals > maxValues {
+			return 0, 0, fmt.Errorf("procmodel: blocks of more than %d predictions or values in one call", maxValues)
 		}
 	}
-	if len(dst) != rows {
-		return 0, 0, fmt.Errorf("procmodel: %d predictions requested for blocks of %d rows", len(dst), rows)
+	if len(dst) != rows*k {
+		if k == 1 {
+			return 0, 0, fmt.Errorf("procmodel: %d predictions requested for blocks of %d rows", len(dst), rows)
+		}
+		return 0, 0, fmt.Errorf("%w (blocks of %d rows)", checkPredictions(len(dst), rows, k), rows)
 	}
 	return rows, vals, nil
 }
 
 // splitBlocks calls f for consecutive groups of blocks of at most limit
 // rows each (no limit if limit ≤ 0), cutting a block that does not fit
-// into blocks of fewer rows, with the matching ranges of dst.
-func splitBlocks(dst []float64, blocks []resident.Block, limit int, f func(dst []float64, blocks []resident.Block) error) error {
+// into blocks of fewer rows, with the matching ranges of dst (k
+// predictions per row).
+func splitBlocks(dst []float64, blocks []resident.Block, limit, k int, f func(dst []float64, blocks []resident.Block) error) error {
 	if limit <= 0 {
 		return f(dst, blocks)
 	}
@@ -97,7 +102,7 @@ func splitBlocks(dst []float64, blocks []resident.Block, limit int, f func(dst [
 			n += hi - lo
 			lo = hi
 			if n == limit {
-				if err := f(dst[at:at+n], group); err != nil {
+				if err := f(dst[at*k:(at+n)*k], group); err != nil {
 					return err
 				}
 				at, n, group = at+n, 0, group[:0]
@@ -105,7 +110,7 @@ func splitBlocks(dst []float64, blocks []resident.Block, limit int, f func(dst [
 		}
 	}
 	if n > 0 {
-		return f(dst[at:at+n], group)
+		return f(dst[at*k:(at+n)*k], group)
 	}
 	return nil
 }
@@ -367,20 +372,21 @@ func (r *modelSide) readBlocks(br *bufio.Reader, h []byte, shared []byte) (block
 	return blockRequest{blocks: r.blocks, rows: rows}, nil
 }
 
-// predict predicts each block with m, on the working copy with the block
-// applied (restoring a different block first).
-func (r *modelSide) predict(m tempora.Model, dst []float64, blocks []resident.Block) error {
+// predict predicts each block with m, a model of k outputs per instance,
+// on the working copy with the block applied (restoring a different block
+// first).
+func (r *modelSide) predict(m tempora.Model, dst []float64, blocks []resident.Block, k int) error {
 	at := 0
-	for k := range blocks {
-		b := &blocks[k]
+	for n := range blocks {
+		b := &blocks[n]
 		if r.isDirty && !sameCells(&r.dirty, b) {
 			r.clean()
 		}
 		b.Apply(r.work)
 		r.dirty = resident.Block{Lo: b.Lo, Hi: b.Hi, Start: b.Start, End: b.End, Features: append(r.dirty.Features[:0], b.Features...)}
 		r.isDirty = true
-		if err := m.Predict(dst[at:at+b.Rows()], r.work.Rows(b.Lo, b.Hi)); err != nil {
-			return fmt.Errorf("block %d (rows [%d, %d)): %w", k, b.Lo, b.Hi, err)
+		if err := m.Predict(dst[at*k:(at+b.Rows())*k], r.work.Rows(b.Lo, b.Hi)); err != nil {
+			return fmt.Errorf("block %d (rows [%d, %d)): %w", n, b.Lo, b.Hi, err)
 		}
 		at += b.Rows()
 	}

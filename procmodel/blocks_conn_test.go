@@ -17,13 +17,14 @@ import (
 // and block requests, with the values inline or in shared, parsed by the
 // code Serve uses.
 func serveBlocks(rw io.ReadWriteCloser, shared []byte, m tempora.Model) error {
-	return serveHeld(rw, shared, m, appendHello(nil, nil), nil, nil)
+	return serveHeld(rw, shared, m, appendHello(nil, nil, 1), nil, nil, 1)
 }
 
 // serveHeld is serveBlocks with the hello frame hello, holding pre (if not
 // nil) as its resident data from the start, and counting the resident
-// data frames it receives in frames (if not nil).
-func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []byte, pre *tempora.Tensor, frames *atomic.Int32) error {
+// data frames it receives in frames (if not nil), for a model m of k
+// outputs per instance.
+func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []byte, pre *tempora.Tensor, frames *atomic.Int32, k int) error {
 	defer rw.Close()
 	if _, err := rw.Write(hello); err != nil {
 		return err
@@ -67,8 +68,8 @@ func serveHeld(rw io.ReadWriteCloser, shared []byte, m tempora.Model, hello []by
 				writeError(bw, err.Error())
 				return err
 			}
-			pred = growFloats(pred, req.rows)
-			if err := res.predict(m, pred, req.blocks); err != nil {
+			pred = growFloats(pred, req.rows*k)
+			if err := res.predict(m, pred, req.blocks, k); err != nil {
 				writeError(bw, err.Error())
 				continue
 			}

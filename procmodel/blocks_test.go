@@ -252,7 +252,7 @@ func TestServeHostileBlocks(t *testing.T) {
 				}
 				return
 			}
-			_, rerr := readAnswer(bufio.NewReader(bytes.NewReader(body)), nil, nil, eofText)
+			_, rerr := readAnswer(bufio.NewReader(bytes.NewReader(body)), nil, nil, 1, eofText)
 			if !errors.Is(rerr, ErrModel) || !strings.Contains(rerr.Error(), tc.want) {
 				t.Errorf("answer %v, want an error answer containing %q (Serve: %v)", rerr, tc.want, err)
 			}
@@ -275,12 +275,12 @@ func TestCheckBlocks(t *testing.T) {
 		{bad(func(b *resident.Block) { b.End = 4 }), "window [1, 4]"},
 		{bad(func(b *resident.Block) { b.Values = b.Values[:3] }), "holds 3 values"},
 	} {
-		_, _, err := checkBlocks(make([]float64, tc.b.Rows()), x, []resident.Block{tc.b})
+		_, _, err := checkBlocks(make([]float64, tc.b.Rows()), x, []resident.Block{tc.b}, 1)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("block %+v: %v, want %q", tc.b, err, tc.want)
 		}
 	}
-	if _, _, err := checkBlocks(make([]float64, 1), x, []resident.Block{ok}); err == nil || !strings.Contains(err.Error(), "1 predictions requested for blocks of 2 rows") {
+	if _, _, err := checkBlocks(make([]float64, 1), x, []resident.Block{ok}, 1); err == nil || !strings.Contains(err.Error(), "1 predictions requested for blocks of 2 rows") {
 		t.Errorf("wrong dst length: %v", err)
 	}
 }

@@ -70,6 +70,8 @@ type Conn struct {
 	// replacing it. Both guarded by wmu.
 	start heldData
 	sent  bool
+	// k is the model's outputs per instance (its hello).
+	k int
 	// checked records that a Predict call compared its batch with the
 	// held data: only the first batch of the held data's shape is (the
 	// explainer's baseline; the CRC-32 of a large batch is not free, and
@@ -159,8 +161,8 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 	if opts.StartTimeout > 0 {
 		nc.SetReadDeadline(time.Now().Add(opts.StartTimeout))
 	}
-	var err error
-	c.start, err = readHello(r, connEOF)
+	h, err := readHello(r, connEOF)
+	c.start, c.k = h.held, h.k
 	err = c.cause(err, opts.StartTimeout)
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
@@ -176,11 +178,15 @@ func newConn(ctx context.Context, nc net.Conn, buf []byte, unmap func() error, n
 // slotBytes is the size of each request slot of the shared buffer.
 func (c *Conn) slotBytes() int { return len(c.shared) / connDepth &^ 7 }
 
+// Outputs returns the number of outputs per instance the model announced
+// in its hello: 1 unless it announced K (docs/protocol.md).
+func (c *Conn) Outputs() int { return c.k }
+
 // Predict writes the model's predictions for x into dst, which must have
-// length x.M. It implements tempora.Model. An empty batch is answered
-// without calling the model.
+// length x.M·Outputs() (instance-major). It implements tempora.Model. An
+// empty batch is answered without calling the model.
 func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
-	if err := checkBatch(dst, x); err != nil {
+	if err := checkBatch(dst, x, c.k); err != nil {
 		return err
 	}
 	if err := c.sticky(); err != nil {
@@ -195,7 +201,7 @@ func (c *Conn) Predict(dst []float64, x *tempora.Tensor) error {
 	}
 	for lo := 0; lo < x.M; lo += step {
 		hi := min(lo+step, x.M)
-		if err := c.call(dst[lo:hi], x.Rows(lo, hi)); err != nil {
+		if err := c.call(dst[lo*c.k:hi*c.k], x.Rows(lo, hi)); err != nil {
 			return err
 		}
 	}
@@ -261,7 +267,7 @@ func (c *Conn) BatchLimit() int { return c.opts.MaxBatch }
 // Options.MaxBatch rows, whose values cross through the shared buffer when
 // they fit a request slot.
 func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
-	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
+	if _, _, err := checkBlocks(dst, x, blocks, c.k); err != nil {
 		return err
 	}
 	if err := c.sticky(); err != nil {
@@ -273,7 +279,7 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident
 	if err := c.hold(x); err != nil {
 		return err
 	}
-	return splitBlocks(dst, blocks, c.opts.MaxBatch, func(dst []float64, blocks []resident.Block) error {
+	return splitBlocks(dst, blocks, c.opts.MaxBatch, c.k, func(dst []float64, blocks []resident.Block) error {
 		return c.callBlocks(dst, x, blocks)
 	})
 }
@@ -285,11 +291,11 @@ func (c *Conn) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident
 // goes as PredictBlocks.
 func (c *Conn) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
 	if len(blocks) == 0 {
-		_, _, err := checkBlocks(dst, x, nil)
+		_, _, err := checkBlocks(dst, x, nil, c.k)
 		return err
 	}
 	filled, vals := resident.Filled(blocks, scratch)
-	rows, n, err := checkBlocks(dst, x, filled)
+	rows, n, err := checkBlocks(dst, x, filled, c.k)
 	if err != nil {
 		return err
 	}
@@ -438,7 +444,7 @@ func (c *Conn) sendBlocks(dst []float64, x *tempora.Tensor, n, rows int, write f
 // callBlocks sends one block request (and the resident data before it if
 // the model does not hold x) and waits for its answer.
 func (c *Conn) callBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
-	rows, vals, _ := checkBlocks(dst, x, blocks)
+	rows, vals, _ := checkBlocks(dst, x, blocks, c.k)
 	slot := <-c.slots
 	defer func() { c.slots <- slot }()
 	var shared []byte
@@ -473,10 +479,10 @@ func (c *Conn) readAnswers(r *bufio.Reader) {
 		}
 		var err error
 		if cl.hold {
-			buf, err = readAnswer(r, buf, nil, connEOF)
+			buf, err = readAnswer(r, buf, nil, 1, connEOF)
 		}
 		if err == nil {
-			buf, err = readAnswer(r, buf, cl.dst, connEOF)
+			buf, err = readAnswer(r, buf, cl.dst, c.k, connEOF)
 		}
 		last = time.Now()
 		if err != nil {

@@ -67,7 +67,7 @@ type connServer struct {
 
 func (s *connServer) serve(rw io.ReadWriteCloser, m tempora.Model) error {
 	defer rw.Close()
-	if _, err := rw.Write(appendHello(nil, nil)); err != nil {
+	if _, err := rw.Write(appendHello(nil, nil, 1)); err != nil {
 		return err
 	}
 	br := bufio.NewReader(rw)
@@ -198,7 +198,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("closed connection", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		go func() {
-			theirs.Write(appendHello(nil, nil))
+			theirs.Write(appendHello(nil, nil, 1))
 			io.ReadFull(theirs, make([]byte, requestHeaderSize))
 			theirs.Close()
 		}()
@@ -214,7 +214,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		defer theirs.Close()
-		theirs.Write(appendHello(nil, nil))
+		theirs.Write(appendHello(nil, nil, 1))
 		c, err := Attach(context.Background(), ours, nil, Options{Timeout: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +244,7 @@ func TestConnErrors(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ours, theirs := socketPair(t)
 		defer theirs.Close()
-		theirs.Write(appendHello(nil, nil))
+		theirs.Write(appendHello(nil, nil, 1))
 		ctx, cancel := context.WithCancel(context.Background())
 		c, err := Attach(ctx, ours, nil, Options{})
 		if err != nil {
@@ -306,7 +306,7 @@ func TestConnPipelines(t *testing.T) {
 	ours, theirs := socketPair(t)
 	go func() {
 		defer theirs.Close()
-		theirs.Write(appendHello(nil, nil))
+		theirs.Write(appendHello(nil, nil, 1))
 		br := bufio.NewReader(theirs)
 		for {
 			var xs [2]*tempora.Tensor

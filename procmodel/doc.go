@@ -10,24 +10,33 @@
 // float64. The protocol has one version, Version (2), carried by every
 // frame. docs/protocol.md is the full specification; in short:
 //
-//	hello    (child, once, when ready)  "TMPH" 2 H M D L CRC: H = 1 when the child
-//	                                    holds data of shape M×D×L and CRC-32 CRC
-//	                                    from the start, else H = M = D = L = CRC = 0
+//	hello    (child, once, when ready)  "TMPH" 2 F M D L CRC [K]: flags F = H + 2·O;
+//	                                    H = 1 when the child holds data of shape
+//	                                    M×D×L and CRC-32 CRC from the start, else
+//	                                    H = M = D = L = CRC = 0; O = 1 when K, the
+//	                                    outputs per instance (≥ 2), follows, else 1
 //	request  (parent)                   "TMPQ" 2 M D L, then M·D·L values
 //	                                    in row-major order: (i, j, t) at (i·D+j)·L+t
-//	answer   (child)                    "TMPR" 0 M, then M predictions, or
-//	                                    "TMPR" 1 n, then an n-byte UTF-8 error message
+//	answer   (child)                    "TMPR" 0 M·K, then M·K predictions
+//	                                    (instance-major), or "TMPR" 1 n, then an
+//	                                    n-byte UTF-8 error message
 //	resident (parent)                   "TMPD" 2 M D L S offset, then M·D·L values
 //	                                    (S = 0) or none (S = 1: shared buffer);
 //	                                    answered with "TMPR" 0 0
-//	blocks   (parent)                   "TMPP" 2 K R V S offset, K block descriptors
+//	blocks   (parent)                   "TMPP" 2 B R V S offset, B block descriptors
 //	                                    (lo hi start end F, then F features), then
 //	                                    V values (S = 0) or none (S = 1: shared buffer);
-//	                                    answered with R predictions
+//	                                    answered with R·K predictions
 //	shutdown (parent)                   closes the child's standard input
 //
 // Predictions are probabilities of class 1 for classification and real
-// values for regression; values may be NaN (missing). A model that
+// values for regression, or, for a model of K outputs (tempora.Outputs:
+// class probabilities, horizons, output steps), K of them per instance;
+// values may be NaN (missing). A model of one output announces nothing:
+// its frames are those of a model written before outputs existed.
+// Model.Outputs, Conn.Outputs and Pool.Outputs return the K a model
+// announced, and Predict takes x.M·K predictions; ServeOutputs serves a
+// model of K outputs. A model that
 // announces another version is refused at start (ErrProtocol), a model
 // side of version 1 with a message saying how to upgrade it (serve it with
 // the current Python package's tempora.serve or with Serve). Model, Conn

@@ -108,7 +108,7 @@ func FuzzServe(f *testing.F) {
 		}
 
 		o := out.Bytes()
-		if len(o) < helloSize || !bytes.Equal(o[:helloSize], appendHello(nil, nil)) {
+		if len(o) < helloSize || !bytes.Equal(o[:helloSize], appendHello(nil, nil, 1)) {
 			t.Fatalf("output does not start with the hello frame of a model side holding no data: %q", o)
 		}
 		o = o[helloSize:]
@@ -128,6 +128,91 @@ func FuzzServe(f *testing.F) {
 		}
 		// After the valid requests: nothing, or one error frame for a
 		// malformed header (a truncated one gets no answer).
+		if len(o) > 0 {
+			if err == nil || len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusError ||
+				int(binary.LittleEndian.Uint32(o[8:])) != len(o)-responseHeaderSize || string(o[responseHeaderSize:]) != err.Error() {
+				t.Fatalf("after %d answers: %q, want nothing or an error frame with %v", len(want), o, err)
+			}
+		}
+	})
+}
+
+// FuzzServeOutputs feeds ServeOutputs, a model side of K = 2 to 4 outputs
+// per instance, an arbitrary request stream. Properties: those of
+// FuzzServe, with the hello announcing K and each answer carrying the
+// model's M·K predictions, instance-major.
+func FuzzServeOutputs(f *testing.F) {
+	f.Add(requestStream(randomTensor(3, 2, 4, "fuzz")), uint8(0))
+	f.Add(requestStream(randomTensor(1, 1, 1, "a"), randomTensor(5, 3, 2, "b")), uint8(1))
+	f.Add(requestStream(), uint8(2))
+	f.Add(requestHeader(1<<30, 1, 1), uint8(2))
+	x := randomTensor(2, 2, 3, "fuzz2")
+	var blocks bytes.Buffer
+	writeResident(&blocks, nil, x, -1)
+	b := []resident.Block{{Lo: 0, Hi: 2, Features: []int{1}, Start: 0, End: 2, Values: make([]float64, 6)}}
+	writeBlocks(&blocks, nil, b, 2, 6, nil, 0)
+	f.Add(blocks.Bytes(), uint8(0))
+	f.Fuzz(func(t *testing.T, in []byte, kb uint8) {
+		k := 2 + int(kb)%3
+		model := outputsModel(k)
+		var out bytes.Buffer
+		var err error
+		n := allocated(func() { err = ServeOutputs(bytes.NewReader(in), &out, model, k) })
+		if limit := uint64(allocSlack + 16*len(in)); n > limit {
+			t.Fatalf("ServeOutputs allocated %d bytes for %d bytes of input (limit %d)", n, len(in), limit)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("error is not one line: %q", err)
+		}
+		var want [][]float64
+		clean := false
+		for r := in; ; {
+			if len(r) == 0 {
+				clean = true
+				break
+			}
+			if len(r) >= 4 && (string(r[:4]) == residentMagic || string(r[:4]) == blocksMagic) {
+				return // as in FuzzServe
+			}
+			if len(r) < requestHeaderSize || string(r[:4]) != requestMagic || binary.LittleEndian.Uint32(r[4:]) != Version {
+				break
+			}
+			m, d, l := uint64(binary.LittleEndian.Uint32(r[8:])), uint64(binary.LittleEndian.Uint32(r[12:])), uint64(binary.LittleEndian.Uint32(r[16:]))
+			if m == 0 || d == 0 || l == 0 || d > maxValues/m || l > maxValues/(m*d) || uint64(len(r)-requestHeaderSize) < 8*m*d*l {
+				break
+			}
+			x := &tempora.Tensor{M: int(m), D: int(d), L: int(l), Data: make([]float64, m*d*l)}
+			for i := range x.Data {
+				x.Data[i] = math.Float64frombits(binary.LittleEndian.Uint64(r[requestHeaderSize+8*i:]))
+			}
+			pred := make([]float64, x.M*k)
+			model(pred, x)
+			want = append(want, pred)
+			r = r[requestHeaderSize+8*m*d*l:]
+		}
+		if (err == nil) != clean {
+			t.Fatalf("ServeOutputs returned %v on an input that ends cleanly: %v", err, clean)
+		}
+		o := out.Bytes()
+		hello := appendHello(nil, nil, k)
+		if !bytes.HasPrefix(o, hello) {
+			t.Fatalf("output does not start with the hello frame announcing %d outputs: %q", k, o)
+		}
+		o = o[len(hello):]
+		for a, pred := range want {
+			if len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusOK {
+				t.Fatalf("answer %d: %q, want predictions", a, o)
+			}
+			if c := binary.LittleEndian.Uint32(o[8:]); int(c) != len(pred) || len(o) < responseHeaderSize+8*len(pred) {
+				t.Fatalf("answer %d: count %d, %d bytes, want %d predictions", a, c, len(o), len(pred))
+			}
+			for i, p := range pred {
+				if got := binary.LittleEndian.Uint64(o[responseHeaderSize+8*i:]); got != math.Float64bits(p) {
+					t.Fatalf("answer %d, prediction %d: %v, want %v", a, i, math.Float64frombits(got), p)
+				}
+			}
+			o = o[responseHeaderSize+8*len(pred):]
+		}
 		if len(o) > 0 {
 			if err == nil || len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusError ||
 				int(binary.LittleEndian.Uint32(o[8:])) != len(o)-responseHeaderSize || string(o[responseHeaderSize:]) != err.Error() {
@@ -164,7 +249,7 @@ func FuzzReadAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, m uint16) {
 		dst := make([]float64, int(m)%1024+1)
 		var err error
-		n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, dst, eofText) })
+		n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, dst, 1, eofText) })
 		if limit := uint64(allocSlack + 4*len(in)); n > limit {
 			t.Fatalf("readAnswer allocated %d bytes for %d bytes of input (limit %d)", n, len(in), limit)
 		}
@@ -212,25 +297,33 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // is one line; a hello of another version than 2 is refused having read
 // its first 8 bytes only (an old model side sends no more, and waits), and
 // version 1 with an upgrade hint; success means the input starts with a
-// hello of version 2 whose held data fields are consistent (H = 0 and
-// zeros, or H = 1 and a usable shape), decoded as written, having read
-// exactly its 28 bytes.
+// hello of version 2 whose flags are H + 2·O (0 to 3), whose held data
+// fields are consistent (H = 0 and zeros, or H = 1 and a usable shape),
+// and, with O = 1, whose K is 2 to MaxOutputs, decoded as written, having
+// read exactly its 28 bytes (32 with O = 1: a hello without O is never
+// read further).
 func FuzzReadHello(f *testing.F) {
-	f.Add(appendHello(nil, nil))
-	f.Add(appendHello(nil, randomTensor(3, 2, 4, "hello")))
-	f.Add(appendHello(nil, nil)[:helloHeadSize])
+	f.Add(appendHello(nil, nil, 1))
+	f.Add(appendHello(nil, randomTensor(3, 2, 4, "hello"), 1))
+	f.Add(appendHello(nil, nil, 3))
+	f.Add(appendHello(nil, randomTensor(3, 2, 4, "hello"), 5))
+	f.Add(appendHello(nil, nil, 1)[:helloHeadSize])
+	f.Add(appendHello(nil, nil, 4)[:helloSize])
 	for _, v := range []uint32{1, 3, 99} {
-		h := appendHello(nil, randomTensor(2, 2, 2, "hello"))
+		h := appendHello(nil, randomTensor(2, 2, 2, "hello"), 1)
 		binary.LittleEndian.PutUint32(h[4:], v)
 		f.Add(h)
 	}
 	f.Add(hostileFrame(helloMagic, []uint32{Version, 2, 1, 1, 1, 0}))
 	f.Add(hostileFrame(helloMagic, []uint32{Version, 0, 1, 0, 0, 0}))
 	f.Add(hostileFrame(helloMagic, []uint32{Version, 1, 1 << 20, 1 << 10, 1 << 10, 0}))
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 2, 0, 0, 0, 0, 1}))
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 2, 0, 0, 0, 0, MaxOutputs + 1}))
+	f.Add(hostileFrame(helloMagic, []uint32{Version, 4, 0, 0, 0, 0}))
 	f.Add([]byte("Loading model...\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := &countingReader{r: bytes.NewReader(in)}
-		held, err := readHello(r, eofText)
+		got, err := readHello(r, eofText)
 		le := binary.LittleEndian
 		version := uint32(0)
 		if len(in) >= helloHeadSize {
@@ -256,16 +349,25 @@ func FuzzReadHello(f *testing.F) {
 			}
 			return
 		}
-		if len(in) < helloSize || string(in[:4]) != helloMagic || version != Version || r.n != helloSize {
+		if len(in) < helloSize || string(in[:4]) != helloMagic || version != Version {
 			t.Fatalf("readHello accepted %q, having read %d bytes", in, r.n)
 		}
-		h, m, d, l, crc := le.Uint32(in[8:]), le.Uint32(in[12:]), le.Uint32(in[16:]), le.Uint32(in[20:]), le.Uint32(in[24:])
-		switch {
+		flags, m, d, l, crc := le.Uint32(in[8:]), le.Uint32(in[12:]), le.Uint32(in[16:]), le.Uint32(in[20:]), le.Uint32(in[24:])
+		held := got.held
+		switch h := flags & 1; {
+		case flags > 3:
+			t.Fatalf("readHello accepted flags %d", flags)
 		case h == 0 && m|d|l|crc == 0 && !held.ok:
 		case h == 1 && held.ok && m > 0 && d > 0 && l > 0 && uint64(m)*uint64(d)*uint64(l) <= maxValues &&
 			held.m == int(m) && held.d == int(d) && held.l == int(l) && held.crc == crc:
 		default:
-			t.Fatalf("readHello accepted %q as %+v", in, held)
+			t.Fatalf("readHello accepted %q as %+v", in, got)
+		}
+		switch {
+		case flags&2 == 0 && r.n == helloSize && got.k == 1:
+		case flags&2 != 0 && r.n == helloSize+helloOutputsSize && got.k >= 2 && got.k <= MaxOutputs && got.k == int(le.Uint32(in[helloSize:])):
+		default:
+			t.Fatalf("readHello accepted %q as K = %d, having read %d bytes", in, got.k, r.n)
 		}
 	})
 }

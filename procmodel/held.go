@@ -18,24 +18,22 @@ type heldData struct {
 	crc     uint32 // CRC-32 (IEEE) of the 8·m·d·l bytes of its values, little-endian float64
 }
 
-// parseHeld parses the 20 bytes after a hello's magic and version: H (0 or
-// 1), M, D, L and the CRC-32.
-func parseHeld(b []byte) (heldData, error) {
+// parseHeld parses what a hello says about held data: H (the flags' bit
+// 0, 0 or 1), and in b the 16 bytes after the flags, M, D, L and the
+// CRC-32.
+func parseHeld(h uint32, b []byte) (heldData, error) {
 	le := binary.LittleEndian
-	h, m, d, l, crc := le.Uint32(b), le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:]), le.Uint32(b[16:])
-	switch h {
-	case 0:
+	m, d, l, crc := le.Uint32(b), le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[12:])
+	if h == 0 {
 		if m != 0 || d != 0 || l != 0 || crc != 0 {
 			return heldData{}, fmt.Errorf("hello says the model holds no data (H = 0) but gives shape %d×%d×%d and CRC-32 %#08x, want zeros", m, d, l, crc)
 		}
 		return heldData{}, nil
-	case 1:
-		if m == 0 || d == 0 || l == 0 || uint64(m)*uint64(d)*uint64(l) > maxValues {
-			return heldData{}, fmt.Errorf("hello says the model holds data of unusable shape %d×%d×%d", m, d, l)
-		}
-		return heldData{ok: true, m: int(m), d: int(d), l: int(l), crc: crc}, nil
 	}
-	return heldData{}, fmt.Errorf("hello has H = %d, want 0 (no data held) or 1", h)
+	if m == 0 || d == 0 || l == 0 || uint64(m)*uint64(d)*uint64(l) > maxValues {
+		return heldData{}, fmt.Errorf("hello says the model holds data of unusable shape %d×%d×%d", m, d, l)
+	}
+	return heldData{ok: true, m: int(m), d: int(d), l: int(l), crc: crc}, nil
 }
 
 // matches reports whether the model's held data is x: same shape and the
@@ -71,21 +69,30 @@ func tensorCRC(x *tempora.Tensor) uint32 {
 	return c
 }
 
-// appendHello appends to buf the hello frame of a model side that holds x
-// from the start, or nothing (x nil).
-func appendHello(buf []byte, x *tempora.Tensor) []byte {
-	var h [helloSize]byte
+// appendHello appends to buf the hello frame of a model side of k outputs
+// per instance that holds x from the start, or nothing (x nil). With k = 1
+// the flags leave O unset and the hello is 28 bytes; otherwise K follows.
+func appendHello(buf []byte, x *tempora.Tensor, k int) []byte {
+	var h [helloSize + helloOutputsSize]byte
 	le := binary.LittleEndian
 	copy(h[:], helloMagic)
 	le.PutUint32(h[4:], Version)
+	var flags uint32
 	if x != nil {
-		le.PutUint32(h[8:], 1)
+		flags |= helloHolds
 		le.PutUint32(h[12:], uint32(x.M))
 		le.PutUint32(h[16:], uint32(x.D))
 		le.PutUint32(h[20:], uint32(x.L))
 		le.PutUint32(h[24:], tensorCRC(x))
 	}
-	return append(buf, h[:]...)
+	n := helloSize
+	if k != 1 {
+		flags |= helloOutputs
+		le.PutUint32(h[helloSize:], uint32(k))
+		n += helloOutputsSize
+	}
+	le.PutUint32(h[8:], flags)
+	return append(buf, h[:n]...)
 }
 
 // predictHeld predicts x, which m holds as its resident data, through a

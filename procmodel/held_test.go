@@ -18,7 +18,7 @@ import (
 // heldHello returns a hello frame saying that the model holds x (or
 // nothing, for x nil), with the CRC-32 crc (x's own when crc is nil).
 func heldHello(x *tempora.Tensor, crc *uint32) []byte {
-	b := appendHello(nil, x)
+	b := appendHello(nil, x, 1)
 	if x != nil && crc != nil {
 		binary.LittleEndian.PutUint32(b[24:], *crc)
 	}
@@ -58,7 +58,7 @@ func TestConnHeld(t *testing.T) {
 					buf, shared = sharedFile(t, sharedBytes)
 				}
 				var frames atomic.Int32
-				go serveHeld(theirs, shared, sumModel, tc.hello, tc.pre, &frames)
+				go serveHeld(theirs, shared, sumModel, tc.hello, tc.pre, &frames, 1)
 				c, err := Attach(context.Background(), ours, buf, Options{})
 				if err != nil {
 					t.Fatal(err)
@@ -113,7 +113,7 @@ func TestConnHeldReplaced(t *testing.T) {
 	x, y := randomTensor(4, 3, 3, "x"), randomTensor(4, 3, 3, "y")
 	ours, theirs := socketPair(t)
 	var frames atomic.Int32
-	go serveHeld(theirs, nil, sumModel, heldHello(x, nil), x, &frames)
+	go serveHeld(theirs, nil, sumModel, heldHello(x, nil), x, &frames, 1)
 	c, err := Attach(context.Background(), ours, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,8 @@ func TestHelloHeldMalformed(t *testing.T) {
 		edit func([]byte)
 		want string
 	}{
-		{"H = 2", func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 2) }, "H = 2"},
+		{"flags 4", func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 4) }, "flags 4"},
+		{"O without H, shape given", func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 2) }, "want zeros"},
 		{"zero shape", func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 0) }, "unusable shape"},
 		{"nothing held, shape given", func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 0) }, "want zeros"},
 		{"cut short", nil, "after 20 bytes of its hello frame"},
@@ -207,7 +208,7 @@ func init() {
 	moreHelpers["held"] = func(in io.Reader, out io.Writer) {
 		x := heldTestData()
 		var frames atomic.Int32
-		serveHeld(stdio{in, out}, nil, sumModel, heldHello(x, nil), x, &frames)
+		serveHeld(stdio{in, out}, nil, sumModel, heldHello(x, nil), x, &frames, 1)
 		os.Stderr.WriteString("frames " + string(rune('0'+frames.Load())) + "\n")
 	}
 }

@@ -3,6 +3,7 @@ package procmodel
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,31 @@ var sumModel = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
 	return nil
 })
 
+// outputsModel returns a model of k outputs per instance: output c of an
+// instance is (c+1) times the sum of its values plus the sum of feature
+// c mod D, so that every output differs and depends on the values sent.
+func outputsModel(k int) tempora.ModelFunc {
+	return func(dst []float64, x *tempora.Tensor) error {
+		if len(dst) != x.M*k {
+			return errors.New("outputsModel: wrong prediction count")
+		}
+		for i := range x.M {
+			var s float64
+			for _, v := range x.Instance(i) {
+				s += v
+			}
+			for c := range k {
+				var f float64
+				for _, v := range x.Series(i, c%x.D) {
+					f += v
+				}
+				dst[i*k+c] = float64(c+1)*s + f
+			}
+		}
+		return nil
+	}
+}
+
 // windowModel is issue 22's model: the mean of features 0 to 4 (or all,
 // if fewer) over timesteps L/4 to L/2 − 1 (L/4 alone for L < 4), as cheap
 // per instance as a NumPy model.
@@ -91,7 +117,7 @@ var nanCounter = tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error 
 
 func helperMain(mode string) {
 	in, out := os.Stdin, os.Stdout
-	hello := func() { out.Write(appendHello(nil, nil)) }
+	hello := func() { out.Write(appendHello(nil, nil, 1)) }
 	// readRequest reads one request and returns its M (or exits at EOF).
 	br := bufio.NewReader(in)
 	readRequest := func() int {

@@ -108,6 +108,7 @@ type Model struct {
 	closed  bool
 	held    *tempora.Tensor // the child's resident data
 	start   heldData        // the data the child holds from the start (its hello)
+	k       int             // outputs per instance (its hello)
 	sent    bool            // resident data was sent, replacing start's
 	checked bool            // a Predict call compared its batch with start's (see holds)
 }
@@ -193,8 +194,9 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 		close(m.exited)
 	}()
 
-	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() (err error) {
-		m.start, err = readHello(m.stdout, eofText)
+	err = m.withTimeout(opts.StartTimeout, "no hello frame (a model program writes it once its model is loaded, see docs/protocol.md)", func() error {
+		h, err := readHello(m.stdout, eofText)
+		m.start, m.k = h.held, h.k
 		return err
 	})
 	if err != nil {
@@ -206,11 +208,15 @@ func Start(ctx context.Context, command []string, opts Options) (*Model, error) 
 // Pid returns the process id of the child.
 func (m *Model) Pid() int { return m.pid }
 
+// Outputs returns the number of outputs per instance the child announced
+// in its hello: 1 unless it announced K (docs/protocol.md).
+func (m *Model) Outputs() int { return m.k }
+
 // Predict writes the child's predictions for x into dst, which must have
-// length x.M. It implements tempora.Model. An empty batch is answered
-// without calling the child.
+// length x.M·Outputs() (instance-major). It implements tempora.Model. An
+// empty batch is answered without calling the child.
 func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
-	if err := checkBatch(dst, x); err != nil {
+	if err := checkBatch(dst, x, m.k); err != nil {
 		return err
 	}
 	if x.M > 0 && m.holds(x) {
@@ -231,7 +237,7 @@ func (m *Model) Predict(dst []float64, x *tempora.Tensor) error {
 	for lo := 0; lo < x.M; lo += step {
 		hi := min(lo+step, x.M)
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to a batch of %d instances", hi-lo), func() error {
-			return m.roundTrip(dst[lo:hi], x.Rows(lo, hi))
+			return m.roundTrip(dst[lo*m.k:hi*m.k], x.Rows(lo, hi))
 		})
 		if err != nil {
 			return m.fail(err)
@@ -246,7 +252,7 @@ func (m *Model) roundTrip(dst []float64, x *tempora.Tensor) error {
 	if m.wbuf, err = writeRequest(m.stdin, m.wbuf, x); err != nil {
 		return fmt.Errorf("%w while receiving a batch of %d instances: %v", ErrExited, x.M, err)
 	}
-	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
+	m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, m.k, eofText)
 	return err
 }
 
@@ -285,7 +291,7 @@ func (m *Model) BatchLimit() int { return m.opts.MaxBatch }
 // resident data when the child does not hold it yet, then the blocks in
 // requests of at most Options.MaxBatch rows.
 func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
-	if _, _, err := checkBlocks(dst, x, blocks); err != nil {
+	if _, _, err := checkBlocks(dst, x, blocks, m.k); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -305,7 +311,7 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []residen
 			if m.wbuf, err = writeResident(m.stdin, m.wbuf, x, -1); err != nil {
 				return fmt.Errorf("%w while receiving resident data of %d instances: %v", ErrExited, x.M, err)
 			}
-			m.rbuf, err = readAnswer(m.stdout, m.rbuf, nil, eofText)
+			m.rbuf, err = readAnswer(m.stdout, m.rbuf, nil, 1, eofText)
 			return err
 		})
 		if err != nil {
@@ -313,14 +319,14 @@ func (m *Model) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []residen
 		}
 		m.held, m.sent = x, true
 	}
-	return splitBlocks(dst, blocks, m.opts.MaxBatch, func(dst []float64, blocks []resident.Block) error {
-		rows, vals, _ := checkBlocks(dst, x, blocks)
+	return splitBlocks(dst, blocks, m.opts.MaxBatch, m.k, func(dst []float64, blocks []resident.Block) error {
+		rows, vals, _ := checkBlocks(dst, x, blocks, m.k)
 		err := m.withTimeout(m.opts.Timeout, fmt.Sprintf("no answer to %d blocks of %d instances", len(blocks), rows), func() error {
 			var err error
 			if m.wbuf, err = writeBlocks(m.stdin, m.wbuf, blocks, rows, vals, nil, 0); err != nil {
 				return fmt.Errorf("%w while receiving %d blocks of %d instances: %v", ErrExited, len(blocks), rows, err)
 			}
-			m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, eofText)
+			m.rbuf, err = readAnswer(m.stdout, m.rbuf, dst, m.k, eofText)
 			return err
 		})
 		if err != nil {

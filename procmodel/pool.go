@@ -41,6 +41,7 @@ type HeldMember interface {
 // every member.
 type Pool struct {
 	members []Member
+	k       int              // the members' outputs per instance
 	held    []resident.Model // the members' held data capability; nil from NewPool
 	idle    chan int         // indices of the members, once per call each takes
 
@@ -50,9 +51,11 @@ type Pool struct {
 }
 
 // NewPool returns a pool of the given members, which it owns from then on
-// (Close closes them). It returns an error if members is empty or holds a
-// nil member. The pool answers Predict only; NewHeldPool makes a pool that
-// holds data too.
+// (Close closes them). It returns an error if members is empty, holds a
+// nil member, or holds members that return different numbers of outputs
+// per instance (a *Model or *Conn says how many its hello announced;
+// other members return one). The pool answers Predict only; NewHeldPool
+// makes a pool that holds data too.
 func NewPool(members ...Member) (*Pool, error) {
 	if len(members) == 0 {
 		return nil, errors.New("procmodel: a pool needs at least one model")
@@ -62,10 +65,13 @@ func NewPool(members ...Member) (*Pool, error) {
 		if m == nil {
 			return nil, fmt.Errorf("procmodel: pool model %d is nil", i)
 		}
+		if k, k0 := outputs(m), outputs(members[0]); k != k0 {
+			return nil, fmt.Errorf("procmodel: pool models 0 and %d return %d and %d outputs per instance; every copy must compute the same function", i, k0, k)
+		}
 		slots += depth(m)
 	}
 	// Round-robin order: every member's first slot, then every second one.
-	p := &Pool{members: members, idle: make(chan int, slots)}
+	p := &Pool{members: members, k: outputs(members[0]), idle: make(chan int, slots)}
 	for k := 0; len(p.idle) < slots; k++ {
 		for i, m := range members {
 			if k < depth(m) {
@@ -102,6 +108,19 @@ func depth(m Member) int {
 	}
 	return 1
 }
+
+// outputs returns the number of outputs per instance m returns: what the
+// hello of a *Model or *Conn announced, else 1.
+func outputs(m Member) int {
+	if o, ok := m.(interface{ Outputs() int }); ok {
+		return o.Outputs()
+	}
+	return 1
+}
+
+// Outputs returns the number of outputs per instance the members return
+// (Model.Outputs): Predict writes x.M·Outputs() predictions.
+func (p *Pool) Outputs() int { return p.k }
 
 // Slots returns the number of calls the pool runs at once: one per member,
 // two per *Conn.

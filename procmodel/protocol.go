@@ -31,10 +31,24 @@ const (
 // Frame header sizes in bytes.
 const (
 	helloHeadSize      = 8  // magic, version: read, and the version checked, first
-	helloSize          = 28 // magic, version, H, M, D, L, CRC-32
+	helloSize          = 28 // magic, version, flags, M, D, L, CRC-32
+	helloOutputsSize   = 4  // K, after the CRC-32 of a hello whose flags have O
 	requestHeaderSize  = 20 // magic, version, M, D, L
 	responseHeaderSize = 12 // magic, status, count
 )
+
+// The bits of a hello's flags (docs/protocol.md, "Hello"): H says that
+// the model holds data from the start, O that the hello ends with K, the
+// number of outputs per instance. A model of one output leaves O unset,
+// so its hello is the 28 bytes it always was.
+const (
+	helloHolds   = 1 // H
+	helloOutputs = 2 // O
+)
+
+// MaxOutputs is the most outputs per instance a model may announce in its
+// hello.
+const MaxOutputs = 1 << 20
 
 // Response statuses.
 const (
@@ -119,47 +133,72 @@ func readValues(r io.Reader, buf []byte, dst []float64, n int) ([]float64, []byt
 // upgradeHint is what a refusal of an old model side says to do.
 const upgradeHint = "serve it with the current tempora Python package (tempora.serve, as examples/python/serve_model.py does) or with procmodel.Serve (docs/protocol.md)"
 
+// hello is what a model's hello frame says: the data it holds from the
+// start, and its outputs per instance.
+type hello struct {
+	held heldData
+	k    int // outputs per instance: 1 unless the hello announces K
+}
+
 // readHello reads and checks the hello frame and returns what it says about
-// the data the model holds. The magic and version are read first, so that
-// a model of another version is refused without waiting for bytes it never
-// sends. ended describes an error that ends the stream early (end of file)
-// for the message; other errors, such as a deadline, are kept as they are.
-func readHello(r io.Reader, ended func(error) error) (heldData, error) {
-	var h [helloSize]byte
+// the data the model holds and its outputs. The magic and version are read
+// first, so that a model of another version is refused without waiting for
+// bytes it never sends, and K only when the flags announce it. ended
+// describes an error that ends the stream early (end of file) for the
+// message; other errors, such as a deadline, are kept as they are.
+func readHello(r io.Reader, ended func(error) error) (hello, error) {
+	var h [helloSize + helloOutputsSize]byte
 	if n, err := io.ReadFull(r, h[:helloHeadSize]); err != nil {
 		if n > 0 {
-			return heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
+			return hello{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, n, ended(err))
 		}
-		return heldData{}, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
+		return hello{}, fmt.Errorf("%w before its hello frame: %w", ErrExited, ended(err))
 	}
 	if string(h[:4]) != helloMagic {
-		return heldData{}, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:helloHeadSize])
+		return hello{}, fmt.Errorf("%w: expected the hello frame %q, got %q (does the model print to standard output?)", ErrProtocol, helloMagic, h[:helloHeadSize])
 	}
 	switch v := binary.LittleEndian.Uint32(h[4:]); {
 	case v == 1:
-		return heldData{}, fmt.Errorf("%w: model speaks protocol version 1, which this tempora no longer serves; update it to version %d: %s", ErrProtocol, Version, upgradeHint)
+		return hello{}, fmt.Errorf("%w: model speaks protocol version 1, which this tempora no longer serves; update it to version %d: %s", ErrProtocol, Version, upgradeHint)
 	case v != Version:
-		return heldData{}, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks version %d (docs/protocol.md)", ErrProtocol, v, Version)
+		return hello{}, fmt.Errorf("%w: model speaks protocol version %d; this tempora speaks version %d (docs/protocol.md)", ErrProtocol, v, Version)
 	}
-	if n, err := io.ReadFull(r, h[helloHeadSize:]); err != nil {
-		return heldData{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, helloHeadSize+n, ended(err))
+	if n, err := io.ReadFull(r, h[helloHeadSize:helloSize]); err != nil {
+		return hello{}, fmt.Errorf("%w after %d bytes of its hello frame: %w", ErrExited, helloHeadSize+n, ended(err))
 	}
-	held, err := parseHeld(h[helloHeadSize:])
+	flags := binary.LittleEndian.Uint32(h[helloHeadSize:])
+	if flags&^(helloHolds|helloOutputs) != 0 {
+		return hello{}, fmt.Errorf("%w: hello has flags %d, want H + 2·O from 0 to 3 (H = 1: the model holds data; O = 1: K outputs follow)", ErrProtocol, flags)
+	}
+	held, err := parseHeld(flags&helloHolds, h[helloHeadSize+4:helloSize])
 	if err != nil {
-		return heldData{}, fmt.Errorf("%w: %w", ErrProtocol, err)
+		return hello{}, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
-	return held, nil
+	out := hello{held: held, k: 1}
+	if flags&helloOutputs == 0 {
+		return out, nil
+	}
+	if n, err := io.ReadFull(r, h[helloSize:]); err != nil {
+		return hello{}, fmt.Errorf("%w after %d bytes of its hello frame, which announces K outputs: %w", ErrExited, helloSize+n, ended(err))
+	}
+	k := binary.LittleEndian.Uint32(h[helloSize:])
+	if k < 2 || k > MaxOutputs {
+		return hello{}, fmt.Errorf("%w: hello announces K = %d outputs per instance, want 2 to %d (a model of one output leaves O unset)", ErrProtocol, k, MaxOutputs)
+	}
+	out.k = int(k)
+	return out, nil
 }
 
-// readAnswer reads the answer to a request of len(dst) instances from r into
-// dst, decoding through buf (grown as needed and returned for reuse). It
-// never allocates more than the answer holds: predictions go into dst, whose
-// length the request fixed, and an error message is read as it arrives, up
-// to maxMessage bytes. ended is as for readHello.
-func readAnswer(r io.Reader, buf []byte, dst []float64, ended func(error) error) ([]byte, error) {
+// readAnswer reads the answer to a request of len(dst)/k instances of k
+// outputs each from r into dst, decoding through buf (grown as needed and
+// returned for reuse). It never allocates more than the answer holds:
+// predictions go into dst, whose length the request fixed, and an error
+// message is read as it arrives, up to maxMessage bytes. ended is as for
+// readHello.
+func readAnswer(r io.Reader, buf []byte, dst []float64, k int, ended func(error) error) ([]byte, error) {
 	var h [responseHeaderSize]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return buf, fmt.Errorf("%w before answering a batch of %d instances: %w", ErrExited, len(dst), ended(err))
+		return buf, fmt.Errorf("%w before answering a batch of %d instances: %w", ErrExited, len(dst)/k, ended(err))
 	}
 	if string(h[:4]) != responseMagic {
 		return buf, fmt.Errorf("%w: expected an answer frame starting %q, got %q (does the model print to standard output?)", ErrProtocol, responseMagic, h[:])
@@ -168,7 +207,10 @@ func readAnswer(r io.Reader, buf []byte, dst []float64, ended func(error) error)
 	switch status {
 	case statusOK:
 		if int64(n) != int64(len(dst)) {
-			return buf, fmt.Errorf("%w: %d predictions for a batch of %d instances", ErrProtocol, n, len(dst))
+			if k == 1 {
+				return buf, fmt.Errorf("%w: %d predictions for a batch of %d instances", ErrProtocol, n, len(dst))
+			}
+			return buf, fmt.Errorf("%w: %d predictions for a batch of %d instances × %d outputs (want %d)", ErrProtocol, n, len(dst)/k, k, len(dst))
 		}
 		var err error
 		if buf, err = readFloats(r, buf, dst); err != nil {
@@ -233,7 +275,8 @@ func getFloats(dst []float64, b []byte) {
 // It first writes the hello frame (protocol Version, saying that it holds
 // no data). It is the Go side of a model program (see examples/gomodel):
 // call it as procmodel.Serve(os.Stdin, os.Stdout, m) once the model is
-// loaded, and write nothing else to standard output.
+// loaded, and write nothing else to standard output. m returns one
+// prediction per instance; ServeOutputs serves a model of several.
 //
 // Serve keeps resident data (a "TMPD" frame) and answers block requests
 // ("TMPP") by applying each block to a working copy of the resident rows,
@@ -245,9 +288,21 @@ func getFloats(dst []float64, b []byte) {
 // ends serving with an error, since the stream can no longer be trusted; so
 // does an I/O error.
 func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
+	return ServeOutputs(r, w, m, 1)
+}
+
+// ServeOutputs is Serve for a model of k outputs per instance (1 to
+// MaxOutputs; tempora.Outputs): its hello announces k (unless k is 1, when
+// it is Serve's), m.Predict writes x.M·k predictions, instance-major, and
+// every answer carries them. A request whose answer would hold more than
+// 2³¹ predictions is malformed.
+func ServeOutputs(r io.Reader, w io.Writer, m tempora.Model, k int) error {
+	if k < 1 || k > MaxOutputs {
+		return fmt.Errorf("procmodel: %d outputs per instance, want 1 to %d", k, MaxOutputs)
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(appendHello(nil, nil))
+	bw.Write(appendHello(nil, nil, k))
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("procmodel: writing hello: %w", err)
 	}
@@ -287,6 +342,9 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 				return fmt.Errorf("procmodel: reading a block request header: %w", truncatedText(err))
 			}
 			req, err := res.readBlocks(br, hdr[:], nil)
+			if err == nil && req.rows > maxValues/k {
+				err = fmt.Errorf("procmodel: block request of %d rows × %d outputs, more than %d predictions", req.rows, k, maxValues)
+			}
 			if err != nil {
 				if errors.Is(err, errStream) {
 					return err
@@ -294,8 +352,8 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 				writeError(bw, err.Error())
 				return err
 			}
-			pred = growFloats(pred, req.rows)
-			if err := res.predict(m, pred, req.blocks); err != nil {
+			pred = growFloats(pred, req.rows*k)
+			if err := res.predict(m, pred, req.blocks, k); err != nil {
 				if err := writeError(bw, err.Error()); err != nil {
 					return err
 				}
@@ -307,6 +365,9 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 			continue
 		}
 		m0, d, l, err := parseRequestHeader(hdr[:requestHeaderSize])
+		if err == nil && m0 > maxValues/k {
+			err = fmt.Errorf("procmodel: request of %d instances × %d outputs, more than %d predictions", m0, k, maxValues)
+		}
 		if err != nil {
 			writeError(bw, err.Error())
 			return err
@@ -321,7 +382,7 @@ func Serve(r io.Reader, w io.Writer, m tempora.Model) error {
 			// The parent is gone or broken: no answer.
 			return fmt.Errorf("procmodel: reading the %d values of a %d×%d×%d request: %w", n, m0, d, l, truncatedText(err))
 		}
-		pred = growFloats(pred, m0)
+		pred = growFloats(pred, m0*k)
 		if err := m.Predict(pred, &x); err != nil {
 			if err := writeError(bw, err.Error()); err != nil {
 				return err
@@ -408,19 +469,36 @@ func writeError(bw *bufio.Writer, msg string) error {
 	return nil
 }
 
-// checkBatch validates the arguments of a Predict call.
-func checkBatch(dst []float64, x *tempora.Tensor) error {
+// checkBatch validates the arguments of a Predict call of a model of k
+// outputs per instance.
+func checkBatch(dst []float64, x *tempora.Tensor, k int) error {
 	if x == nil {
 		return errors.New("procmodel: nil batch")
 	}
-	if len(dst) != x.M {
-		return fmt.Errorf("procmodel: %d predictions requested for %d instances", len(dst), x.M)
+	if err := checkPredictions(len(dst), x.M, k); err != nil {
+		return err
 	}
 	if len(x.Data) != x.M*x.D*x.L {
 		return fmt.Errorf("procmodel: batch holds %d values, shape %d×%d×%d needs %d", len(x.Data), x.M, x.D, x.L, x.M*x.D*x.L)
 	}
-	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues {
+	if x.D <= 0 || x.L <= 0 || x.M*x.D*x.L > maxValues || x.M > maxValues/k {
 		return fmt.Errorf("procmodel: cannot send a batch of shape %d×%d×%d", x.M, x.D, x.L)
 	}
 	return nil
+}
+
+// checkPredictions checks that n predictions are asked of m instances of a
+// model of k outputs per instance: m·k.
+func checkPredictions(n, m, k int) error {
+	switch {
+	case n == m*k:
+		return nil
+	case k == 1 && m > 0 && n > m && n%m == 0:
+		return fmt.Errorf("procmodel: %d predictions requested for %d instances (%d outputs each), but the model returns one output per instance (its hello announces no K)", n, m, n/m)
+	case k == 1:
+		return fmt.Errorf("procmodel: %d predictions requested for %d instances", n, m)
+	case n == m:
+		return fmt.Errorf("procmodel: %d predictions requested for %d instances, but the model returns %d outputs per instance (its hello says so): the data must describe them (tempora.Dataset.Outputs)", n, m, k)
+	}
+	return fmt.Errorf("procmodel: %d predictions requested for %d instances of a model of %d outputs, want %d", n, m, k, m*k)
 }

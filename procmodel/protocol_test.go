@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,7 +103,7 @@ func TestHelloLayout(t *testing.T) {
 		'T', 'M', 'P', 'H', 2, 0, 0, 0, // magic, version
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // H, M, D, L, CRC-32
 	}
-	if got := appendHello(nil, nil); !bytes.Equal(got, want) {
+	if got := appendHello(nil, nil, 1); !bytes.Equal(got, want) {
 		t.Errorf("hello frame holding nothing\n got % x\nwant % x", got, want)
 	}
 	x := &tempora.Tensor{M: 1, D: 1, L: 3, Data: []float64{0, 0.5, -1}}
@@ -110,7 +112,7 @@ func TestHelloLayout(t *testing.T) {
 		1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, // H, M, D, L
 		0xf2, 0x87, 0xc9, 0x2a, // CRC-32 0x2ac987f2 (TestTensorCRC)
 	}
-	if got := appendHello(nil, x); !bytes.Equal(got, want) {
+	if got := appendHello(nil, x, 1); !bytes.Equal(got, want) {
 		t.Errorf("hello frame holding x\n got % x\nwant % x", got, want)
 	}
 }
@@ -125,7 +127,7 @@ func TestProtocolDoc(t *testing.T) {
 	}
 	doc := strings.Join(strings.Fields(string(b)), " ")
 	refusal := func(v uint32) string {
-		h := appendHello(nil, nil)
+		h := appendHello(nil, nil, 1)
 		binary.LittleEndian.PutUint32(h[4:], v)
 		_, err := readHello(bytes.NewReader(h[:helloHeadSize]), eofText)
 		if !errors.Is(err, ErrProtocol) {
@@ -133,10 +135,14 @@ func TestProtocolDoc(t *testing.T) {
 		}
 		return strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
 	}
-	hello := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil)))
+	hello := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil, 1)))
+	helloK := strings.Fields(fmt.Sprintf("% x", appendHello(nil, nil, 3)))
 	for _, want := range []string{
 		fmt.Sprintf("# The model process protocol (version %d)", Version),
-		fmt.Sprintf("The hello is always %d bytes.", helloSize),
+		fmt.Sprintf("The hello is %d bytes, %d when it announces K.", helloSize, helloSize+helloOutputsSize),
+		strings.Join(helloK[:4], " ") + " " + strings.Join(helloK[4:8], " ") + " " + strings.Join(helloK[8:12], " "),
+		strings.Join(helloK[28:], " "),
+		"| 28 | 4 | u32 | K | O = 1 only: outputs per instance, 2 to 2" + superscript(bits.Len(uint(MaxOutputs))-1) + " |",
 		fmt.Sprintf("reads the first %d bytes of the hello", helloHeadSize),
 		fmt.Sprintf("reads the rest of the hello (%d bytes)", helloSize-helloHeadSize),
 		strings.Join(hello[:4], " ") + " " + strings.Join(hello[4:8], " "),
@@ -147,6 +153,17 @@ func TestProtocolDoc(t *testing.T) {
 			t.Errorf("docs/protocol.md does not state %q", want)
 		}
 	}
+}
+
+// superscript writes n in superscript digits, as the documents write
+// powers of two.
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	var b strings.Builder
+	for _, c := range strconv.Itoa(n) {
+		b.WriteString(string([]rune(digits)[c-'0']))
+	}
+	return b.String()
 }
 
 func TestSplitCommand(t *testing.T) {
@@ -270,7 +287,7 @@ func TestReadAnswerAllocation(t *testing.T) {
 	binary.LittleEndian.PutUint32(h[8:], maxMessage)
 	in := append(h, "Traceback"...)
 	var err error
-	n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, make([]float64, 3), eofText) })
+	n := allocated(func() { _, err = readAnswer(bytes.NewReader(in), nil, make([]float64, 3), 1, eofText) })
 	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "9 of 1048576 bytes") {
 		t.Errorf("readAnswer: got %v, want ErrExited after 9 of 1048576 bytes", err)
 	}
@@ -280,7 +297,7 @@ func TestReadAnswerAllocation(t *testing.T) {
 
 	binary.LittleEndian.PutUint32(h[4:], statusOK)
 	binary.LittleEndian.PutUint32(h[8:], 1<<31)
-	n = allocated(func() { _, err = readAnswer(bytes.NewReader(h), nil, make([]float64, 3), eofText) })
+	n = allocated(func() { _, err = readAnswer(bytes.NewReader(h), nil, make([]float64, 3), 1, eofText) })
 	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "2147483648 predictions for a batch of 3") {
 		t.Errorf("readAnswer: got %v, want ErrProtocol about the count", err)
 	}

@@ -91,7 +91,8 @@ type Model interface {
 	// PredictBlocks writes, for each block in order, the predictions of
 	// rows [Lo, Hi) of x with the block applied (the other cells being
 	// x's), into consecutive ranges of dst, whose length is the sum of
-	// the blocks' rows. The blocks are independent: each applies to x
+	// the blocks' rows times the model's outputs per instance (K of
+	// tempora.Outputs, instance-major; 1 for a model of one output). The blocks are independent: each applies to x
 	// itself, not to x with the previous blocks applied. The predictions
 	// must equal Predict's on the same perturbed rows. PredictBlocks may
 	// be called concurrently and must not retain dst or the blocks.

@@ -74,6 +74,25 @@
 // is accepted by tempora.Dataset.Observe, and the truth stays exact
 // (irregular.go).
 //
+// # Worlds with several outputs
+//
+// GenerateOutputs makes problems whose model returns several outputs per
+// instance (tempora.Outputs), each with the exact truth of which features
+// each output's loss depends on and over which windows, in absolute time
+// and in lags from the output's anchor (outputs.go): a nested dichotomy
+// over K classes, whose split nodes each read one feature, so that class
+// c depends exactly on the features of its path (outputs_classes.go); K
+// forecast horizons reading features at different lags, some features at
+// every horizon and some at a few (outputs_horizons.go); and a causal
+// sequence-to-sequence model reading fixed lag windows, with a sparse
+// feature carried forward by the model and a variant that reads one step
+// ahead (outputs_steps.go). The data are standard normal; a black box may
+// read more than its targets do (noise weights, null outputs), which
+// leaves the truth unchanged and makes its nulls non-trivial. Such
+// problems are saved and loaded with OutputsProblem.Save and LoadOutputs
+// (outputs_io.go), in the files of a one-output problem, truth.json
+// gaining an "outputs" member.
+//
 // # Reproducibility
 //
 // Generate(cfg, seed) is deterministic: the feature-level choices come from

@@ -145,6 +145,9 @@ type jsonTruthFile struct {
 	Task     tempora.Task   `json:"task"`
 	L        int            `json:"num_timesteps"`
 	Features []jsonTruthRow `json:"features"`
+	// Outputs is the truth of each output of a model with several
+	// outputs (outputs_io.go); absent for one output.
+	Outputs *jsonTruthOutputs `json:"outputs,omitempty"`
 }
 
 type jsonTruthRow struct {
@@ -155,6 +158,9 @@ type jsonTruthRow struct {
 	EffectSize              float64 `json:"effect_size"`
 	OrderingImportant       bool    `json:"ordering_important"`
 	WindowOrderingImportant bool    `json:"window_ordering_important"`
+	// Lag is the window in lag coordinates of an output with an anchor
+	// (outputs_io.go); absent otherwise.
+	Lag *[2]int `json:"lag,omitempty"`
 }
 
 type jsonProblem struct {
@@ -275,6 +281,9 @@ func readJSON(path string, v any) error {
 // model, truth and generators; targets that the model does not reproduce;
 // truth flags inconsistent with the model.
 func Load(dir string) (*Problem, error) {
+	if HasOutputs(dir) {
+		return nil, fmt.Errorf("synth: %s holds a problem whose model has several outputs: load it with LoadOutputs", dir)
+	}
 	var jp jsonProblem
 	if err := readJSON(filepath.Join(dir, ProblemFile), &jp); err != nil {
 		return nil, err

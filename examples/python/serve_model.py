@@ -24,8 +24,10 @@ Then:
 
 The batch is a NumPy array of shape (M, D, L); predict may return any array
 numpy.asarray accepts, of shape (M,) or (M, 1) (a PyTorch tensor is detached
-first). If predict raises, the exception is sent to tempora, which stops with
-that error.
+first). A model of several outputs per instance (K class probabilities,
+horizons or output steps; tempora explain -outputs KIND:K) is served with
+serve(predict, outputs=K) and returns an array of shape (M, K). If predict
+raises, the exception is sent to tempora, which stops with that error.
 
 serve speaks version 2 of the protocol: a missing value reaches predict as
 NaN (a model that cannot take NaN raises, and tempora shows its message), and

@@ -1,7 +1,9 @@
 """tempora's model protocol (docs/protocol.md in the repository), both sides.
 
 The protocol has one version, 2. The model side (serve_stream) says in its
-hello whether it holds data from the start, answers request frames with the
+hello whether it holds data from the start and how many outputs per instance
+its model returns (outputs=K: class probabilities, horizons, output steps; a
+model of one output announces nothing), answers request frames with the
 predictions of a Python callable, and keeps resident data (a "TMPD" frame, or
 the data it holds from the start), to which it applies the blocks of block
 requests ("TMPP") before predicting them; it runs over a socket connected to
@@ -22,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 #: What a model is: a function of a float64 batch of shape (M, D, L) that
-#: returns M predictions (anything numpy.asarray accepts, or a tensor).
+#: returns M predictions, or an (M, K) array for a model of K outputs
+#: (anything numpy.asarray accepts, or a tensor).
 Predict = Callable[["npt.NDArray[np.float64]"], Any]
 
 VERSION = 2  # the protocol's one version: of every hello and every frame
@@ -37,11 +40,14 @@ STATUS_ERROR = 1
 MAX_VALUES = 1 << 31
 MAX_MESSAGE = 1 << 20
 MAX_BLOCKS = 1 << 20
+MAX_OUTPUTS = 1 << 20  # the most outputs per instance a hello announces
 VALUES_INLINE, VALUES_SHARED = 0, 1
+HELLO_HOLDS, HELLO_OUTPUTS = 1, 2  # the bits of a hello's flags: H (data held), O (K follows)
 
 _HELLO_HEAD = struct.Struct("<4sI")  # a hello's magic and version, read (and checked) first
-_HELD = struct.Struct("<IIIII")  # the rest of a hello: H, M, D, L, CRC-32 of the data held from the start
-HELLO = _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(0, 0, 0, 0, 0)  # a model side that holds no data
+_HELD = struct.Struct("<IIIII")  # the rest of a hello: flags, M, D, L, CRC-32 of the data held from the start
+_OUTPUTS = struct.Struct("<I")  # K, after the CRC-32 of a hello whose flags have O
+HELLO = _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(0, 0, 0, 0, 0)  # a model side of one output that holds no data
 #: What a refusal of a model side of version 1 says to do.
 UPGRADE = ("serve it with the current tempora Python package (tempora.serve, as examples/python/serve_model.py does) "
            "or with procmodel.Serve (docs/protocol.md)")
@@ -76,31 +82,48 @@ def encode_error(message: str) -> bytes:
     return _ANSWER.pack(ANSWER_MAGIC, STATUS_ERROR, len(data)) + data
 
 
-def encode_answer(pred: Any, m: int) -> bytes:
-    """Return the answer frame for predict's result pred on m instances.
+def encode_answer(pred: Any, m: int, outputs: int = 1) -> bytes:
+    """Return the answer frame for predict's result pred on m instances of
+    a model of the given outputs per instance.
 
     pred may be anything numpy.asarray accepts (a PyTorch tensor is
-    detached and moved to the CPU first), of shape (m,) or (m, 1).
+    detached and moved to the CPU first), of shape (m,) or (m, 1) for one
+    output, (m, outputs) otherwise.
     """
-    out = _predictions(pred, m)
-    return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, m) + out.tobytes()
+    out = _predictions(pred, m, outputs)
+    return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, out.size) + out.tobytes()
 
 
-def _predictions(pred: Any, m: int) -> "npt.NDArray[np.float64]":
+def _predictions(pred: Any, m: int, outputs: int = 1) -> "npt.NDArray[np.float64]":
     """predict's result on m instances as a little-endian float64 array of
-    shape (m,)."""
+    shape (m,), or, for a model of several outputs, of the m·outputs
+    predictions instance-major (the rows of an (m, outputs) array)."""
     if not isinstance(pred, np.ndarray):
         if hasattr(pred, "detach"):
             pred = pred.detach()
         if hasattr(pred, "cpu"):
             pred = pred.cpu()
     out = np.asarray(pred, dtype="<f8")
-    if out.shape == (m, 1):
-        out = out.reshape(m)
-    if out.shape != (m,):
-        raise ValueError("predict returned an array of shape %s for a batch of %d instances; want (%d,)"
-                         % (out.shape, m, m))
-    return out
+    if outputs == 1:
+        if out.shape == (m, 1):
+            out = out.reshape(m)
+        if out.shape != (m,):
+            raise ValueError("predict returned an array of shape %s for a batch of %d instances; want (%d,)"
+                             % (out.shape, m, m))
+        return out
+    if out.shape != (m, outputs):
+        raise ValueError("predict returned an array of shape %s for a batch of %d instances of a model of %d outputs; "
+                         "want (%d, %d)" % (out.shape, m, outputs, m, outputs))
+    return np.ascontiguousarray(out).reshape(m * outputs)
+
+
+def check_outputs(outputs: int) -> int:
+    """Check the outputs per instance a model side announces: an int from 1
+    to MAX_OUTPUTS."""
+    if isinstance(outputs, bool) or not isinstance(outputs, (int, np.integer)) or not 1 <= outputs <= MAX_OUTPUTS:
+        raise ValueError("outputs must be an integer from 1 to %d (the model's outputs per instance), got %r"
+                         % (MAX_OUTPUTS, outputs))
+    return int(outputs)
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -136,7 +159,8 @@ class _Resident:
     data of the last resident data frame, to which blocks are applied (the
     original values of the block it holds perturbed are kept aside)."""
 
-    def __init__(self) -> None:
+    def __init__(self, outputs: int = 1) -> None:
+        self.outputs = outputs  # predictions per instance
         self.x: Optional["npt.NDArray[np.float64]"] = None
         self.work: Optional["npt.NDArray[np.float64]"] = None
         # The block the working copy holds perturbed: ((lo, hi, features,
@@ -198,8 +222,9 @@ class _Resident:
             raise _Malformed("block request before any resident data frame (TMPD)")
         if not 1 <= k <= MAX_BLOCKS:
             raise _Malformed("block request with %d blocks, want 1 to %d" % (k, MAX_BLOCKS))
-        if not k <= rows <= MAX_VALUES:
-            raise _Malformed("block request with %d blocks announces %d rows, want %d to %d" % (k, rows, k, MAX_VALUES))
+        if not k <= rows <= MAX_VALUES // self.outputs:
+            raise _Malformed("block request with %d blocks announces %d rows, want %d to %d"
+                             % (k, rows, k, MAX_VALUES // self.outputs))
         if not k <= vals <= MAX_VALUES:
             raise _Malformed("block request with %d blocks announces %d values, want %d to %d" % (k, vals, k, MAX_VALUES))
         if where == VALUES_INLINE and offset != 0:
@@ -286,7 +311,7 @@ class _Resident:
             for f0, j0, j1 in runs:
                 work[lo:hi, j0:j1, start:end + 1] = vals[:, f0:f0 + j1 - j0]
             batch = work[lo:hi]
-            parts.append(_predictions(predict(batch), hi - lo))
+            parts.append(_predictions(predict(batch), hi - lo, self.outputs))
             del batch
         out = np.concatenate(parts) if len(parts) > 1 else parts[0]
         return _ANSWER.pack(ANSWER_MAGIC, STATUS_OK, len(out)) + out.tobytes()
@@ -318,14 +343,19 @@ class _Malformed(ProtocolError):
     """A request that is complete but invalid: answered with an error."""
 
 
-def hello(x: Optional["npt.NDArray[np.float64]"]) -> bytes:
+def hello(x: Optional["npt.NDArray[np.float64]"], outputs: int = 1) -> bytes:
     """The hello frame saying that the model holds x from the start (its
     shape and the CRC-32 of its values' little-endian bytes), or holds
-    nothing (x None: HELLO)."""
-    if x is None:
-        return HELLO
-    m, d, l = x.shape
-    return _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(1, m, d, l, data_crc(x))
+    nothing (x None), and that it returns the given outputs per instance:
+    for one output the flags leave O unset (HELLO when x is None), for more
+    K follows the CRC-32."""
+    outputs = check_outputs(outputs)
+    flags, held = 0, (0, 0, 0, 0)
+    if x is not None:
+        m, d, l = x.shape
+        flags, held = HELLO_HOLDS, (m, d, l, data_crc(x))
+    frame = _HELLO_HEAD.pack(HELLO_MAGIC, VERSION) + _HELD.pack(flags | (HELLO_OUTPUTS if outputs > 1 else 0), *held)
+    return frame + _OUTPUTS.pack(outputs) if outputs > 1 else frame
 
 
 def data_crc(x: "npt.NDArray[np.float64]") -> int:
@@ -345,7 +375,7 @@ def holdable(x: Any) -> bool:
 
 def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int]], sendall: Callable[[bytes], Any],
                  shared: Optional[mmap.mmap] = None,
-                 held: Optional["npt.NDArray[np.float64]"] = None) -> Optional[Exception]:
+                 held: Optional["npt.NDArray[np.float64]"] = None, outputs: int = 1) -> Optional[Exception]:
     """Answer requests with predict until the input ends (or the output
     breaks); return the first exception predict raised, or None. The
     exception is reported to tempora, which then stops; predict is not
@@ -365,15 +395,23 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
     of other cells, so it may be left with the last block applied: pass an
     array nobody else uses (tempora.explain passes a copy-on-write map of
     the data file it wrote). Without it, this side says it holds nothing.
+
+    outputs is the number of outputs per instance of the model (K:
+    class probabilities, horizons, output steps), announced in the hello;
+    predict then returns an array of shape (M, K) for a batch of M
+    instances, and every answer carries its M·K predictions row by row. For
+    outputs=1, the default, predict returns M predictions (shape (M,) or
+    (M, 1)) and the hello is that of a model of one output.
     """
-    resident = _Resident()
+    outputs = check_outputs(outputs)
+    resident = _Resident(outputs)
     if held is not None:
         if not holdable(held):
             raise ValueError("held must be a writable C-contiguous float64 array of shape (M, D, L)")
-        sendall(hello(held))
+        sendall(hello(held, outputs))
         resident.hold(held)
     else:
-        sendall(HELLO)
+        sendall(hello(None, outputs))
     header = bytearray(_REQUEST.size)
     hview = memoryview(header)
     offset = bytearray(_OFFSET.size)
@@ -422,6 +460,8 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
             problem = "bad request header (magic %r, version %d)" % (bytes(magic), version)
         elif d == 0 or l == 0 or n > MAX_VALUES:
             problem = "request has unusable shape %dx%dx%d" % (m, d, l)
+        elif m * outputs > MAX_VALUES:
+            problem = "request of %d instances x %d outputs, more than %d predictions" % (m, outputs, MAX_VALUES)
         elif magic == SHARED_REQUEST_MAGIC and (shared is None or off % 8 or off + 8 * n > len(shared)):
             problem = "shared request of %d values at offset %d does not fit the shared buffer (%d bytes)" % (
                 n, off, 0 if shared is None else len(shared))
@@ -444,7 +484,7 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
             frame = encode_error("not evaluated: " + describe_exception(first))
         else:
             try:
-                frame = encode_answer(predict(batch), m)
+                frame = encode_answer(predict(batch), m, outputs)
             except Exception as exc:  # reported to tempora, which stops
                 first = exc
                 frame = encode_error(describe_exception(exc))
@@ -456,12 +496,13 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
 
 
 def serve_socket(predict: Predict, sock: socket.socket, shared: Optional[mmap.mmap] = None,
-                 held: Optional["npt.NDArray[np.float64]"] = None) -> Optional[Exception]:
+                 held: Optional["npt.NDArray[np.float64]"] = None, outputs: int = 1) -> Optional[Exception]:
     """serve_stream over a connected socket (buffered, so that a header and
     a shared request's offset take one system call)."""
     reader = sock.makefile("rb", buffering=1 << 16)
     try:
-        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared, held=held)  # type: ignore[attr-defined]
+        return serve_stream(predict, reader.readinto, sock.sendall, shared=shared, held=held,  # type: ignore[attr-defined]
+                            outputs=outputs)
     finally:
         reader.close()
 
@@ -491,9 +532,17 @@ def claim_stdout() -> IO[bytes]:
     return _claimed
 
 
-def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> None:
+def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None,
+          outputs: int = 1) -> None:
     """Serve predict to a tempora program that started this process with
     ``-model-cmd``: requests on standard input, answers on standard output.
+
+    predict takes a float64 batch of shape (M, D, L) and returns M
+    predictions (probabilities of class 1, or real values). A model of
+    several outputs per instance says how many with outputs=K (the K of
+    ``tempora explain -outputs KIND:K``: class probabilities, horizons,
+    output steps) and returns an array of shape (M, K); tempora refuses a
+    model whose K is not the data's.
 
     Standard output belongs to the protocol, so while serving, Python's
     print (sys.stdout) and file descriptor 1 (written by C libraries) are
@@ -501,6 +550,7 @@ def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[
     else until serve returns); do not print to standard output before
     calling serve. Returns when tempora closes the input.
     """
+    outputs = check_outputs(outputs)
     if stdin is None:
         stdin = sys.stdin.buffer
     saved_fd: Optional[int] = None
@@ -522,7 +572,7 @@ def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[
         out.flush()
 
     try:
-        serve_stream(predict, stdin.readinto, sendall)  # type: ignore[attr-defined]
+        serve_stream(predict, stdin.readinto, sendall, outputs=outputs)  # type: ignore[attr-defined]
     finally:
         if saved_fd is not None:
             out.close()
@@ -533,7 +583,14 @@ def serve(predict: Predict, stdin: Optional[IO[bytes]] = None, stdout: Optional[
 
 class Client:
     """The tempora side of the protocol over a pair of binary streams (a
-    model program's standard input and output)."""
+    model program's standard input and output).
+
+    outputs is the number of outputs per instance the model announced in
+    its hello (1 unless it announced K); predict returns M predictions, or
+    an (M, K) array for K outputs.
+    """
+
+    outputs: int
 
     def __init__(self, w: IO[bytes], r: IO[bytes]) -> None:
         self._w, self._r = w, r
@@ -548,9 +605,19 @@ class Client:
                                 "update it to version %d: %s" % (VERSION, UPGRADE))
         if version != VERSION:
             raise ProtocolError("model speaks protocol version %d; this package speaks version %d" % (version, VERSION))
-        # What the model holds from the start does not matter here: a
-        # Client sends whole batches.
-        self._read(_HELD.size, "the end of its hello frame")
+        # What the model holds from the start does not matter here (a
+        # Client sends whole batches), but the flags say whether K follows.
+        flags, m, d, l, crc = _HELD.unpack(self._read(_HELD.size, "the end of its hello frame"))
+        if flags & ~(HELLO_HOLDS | HELLO_OUTPUTS):
+            raise ProtocolError("hello has flags %d, want H + 2*O from 0 to 3" % flags)
+        if not flags & HELLO_HOLDS and (m or d or l or crc):
+            raise ProtocolError("hello says the model holds no data (H = 0) but gives shape %dx%dx%d" % (m, d, l))
+        self.outputs = 1
+        if flags & HELLO_OUTPUTS:
+            k = _OUTPUTS.unpack(self._read(_OUTPUTS.size, "the end of its hello frame (K outputs)"))[0]
+            if not 2 <= k <= MAX_OUTPUTS:
+                raise ProtocolError("hello announces K = %d outputs per instance, want 2 to %d" % (k, MAX_OUTPUTS))
+            self.outputs = k
 
     def _read(self, n: int, what: str) -> bytearray:
         buf = bytearray(n)
@@ -559,8 +626,9 @@ class Client:
         return buf
 
     def predict(self, batch: "npt.ArrayLike") -> "npt.NDArray[np.float64]":
-        """Send batch (M, D, L) and return the M predictions. A model error
-        raises RuntimeError with the model's message."""
+        """Send batch (M, D, L) and return the M predictions, of shape (M,),
+        or (M, K) for a model of K outputs (outputs). A model error raises
+        RuntimeError with the model's message."""
         x = np.ascontiguousarray(batch, dtype="<f8")
         if x.ndim != 3 or x.shape[0] == 0 or x.shape[1] == 0 or x.shape[2] == 0:
             raise ValueError("batch must have shape (instances, features, timesteps) with none zero, got %s" % (x.shape,))
@@ -573,6 +641,11 @@ class Client:
             raise ProtocolError("expected an answer frame, got magic %r" % bytes(magic))
         if status == STATUS_ERROR:
             raise RuntimeError(self._read(min(count, MAX_MESSAGE), "the end of its error message").decode("utf-8", "replace"))
-        if status != STATUS_OK or count != m:
-            raise ProtocolError("answer with status %d and %d predictions for %d instances" % (status, count, m))
-        return np.frombuffer(self._read(8 * m, "the end of its answer"), dtype="<f8").astype(np.float64)
+        k = self.outputs
+        if status != STATUS_OK or count != m * k:
+            if k == 1:
+                raise ProtocolError("answer with status %d and %d predictions for %d instances" % (status, count, m))
+            raise ProtocolError("answer with status %d and %d predictions for %d instances x %d outputs"
+                                % (status, count, m, k))
+        pred = np.frombuffer(self._read(8 * m * k, "the end of its answer"), dtype="<f8").astype(np.float64)
+        return pred if k == 1 else pred.reshape(m, k)
