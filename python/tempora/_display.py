@@ -58,9 +58,6 @@ def _pandas() -> Any:
 def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
     """The explanation as a pandas DataFrame; see Explanation.to_dataframe."""
     pd = _pandas()
-    if e.outputs is not None:
-        from . import _display_outputs
-        return _display_outputs.to_dataframe(e, kind)
     if kind == "features":
         rows = [_feature_row(f) for f in e.features]
         df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
@@ -126,20 +123,22 @@ def _shown(features: Sequence["Feature"], n: Optional[int]) -> List[int]:
 
 def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap: str = "viridis",
          output: Optional[Union[int, str]] = None, view: Optional[str] = None) -> Any:
-    """The heat map of the cell scores, or for a model with several
-    outputs the overview of its outputs; see Explanation.plot."""
+    """The heat map of the cell scores (of one output of several, with
+    output=); see Explanation.plot. _display_outputs.plot draws the
+    overview of several outputs."""
     plt = _pyplot()
-    if e.outputs is not None and output is None:
-        from . import _display_outputs
-        return _display_outputs.plot(e, plt, ax, features, cmap, view)
     if view is not None:
         raise ValueError("view= applies to the overview of a model with several outputs, without output=; got "
                          "view=%r" % (view,))
     feats: Sequence["Feature"] = e.features
     cells, title = e.cells, "%s: importance per feature and timestep" % e.method
     if output is not None:
-        from . import _display_outputs
-        cells, feats, title = _display_outputs.one_output(e, output)
+        if e.outputs is None:
+            raise ValueError("output=%r: the explanation is of a model with one output" % (output,))
+        o = e.outputs[output]
+        where = "" if o.anchor is None else ", anchored at timestep %d" % o.anchor
+        cells, feats = o.cells, o.features
+        title = "%s: output %s (%s)%s: importance per feature and timestep" % (e.method, o.name, e.outputs.kind, where)
     return heat_map(e, plt, ax, cells, feats, title, features, cmap)
 
 
@@ -208,14 +207,11 @@ def _fmt(v: Any) -> str:
     return html.escape(str(v))
 
 
-def repr_html(e: "Explanation", limit: int = 30, outputs: bool = True) -> str:
+def repr_html(e: "Explanation", limit: int = 30) -> str:
     """A notebook's HTML view: a heading line and the feature table
-    (important features first, then by score), at most limit rows; for a
-    model with several outputs (unless outputs is False), then the table
-    of its outputs."""
-    if outputs and e.outputs is not None:
-        from . import _display_outputs
-        return _display_outputs.repr_html(e, limit)
+    (important features first, then by score), at most limit rows (for a
+    model with several outputs, the whole model's: _display_outputs adds
+    the outputs' table)."""
     tests = any(not math.isnan(f.p_value) for f in e.features)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
     if tests:

@@ -108,21 +108,12 @@ def to_dataframe(e: "Explanation", kind: str) -> Any:
     raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
 
 
-def one_output(e: "Explanation", output: Union[int, str]) -> Tuple["npt.NDArray[np.float64]", Sequence["Feature"], str]:
-    """The cells, features and title of one output's heat map."""
-    if e.outputs is None:
-        raise ValueError("output=%r: the explanation is of a model with one output" % (output,))
-    o = e.outputs[output]
-    where = "" if o.anchor is None else ", anchored at timestep %d" % o.anchor
-    return o.cells, o.features, "%s: output %s (%s)%s: importance per feature and timestep" % (
-        e.method, o.name, e.outputs.kind, where)
-
-
-def plot(e: "Explanation", plt: Any, ax: Any, features: Optional[int], cmap: str, view: Optional[str]) -> Any:
+def plot(e: "Explanation", ax: Any, features: Optional[int], cmap: str, view: Optional[str]) -> Any:
     """The plot of a model with several outputs: the features × outputs
     overview and the windows per output (view None: both, in a new
     figure; returns their Axes), or one view ("outputs", "windows",
     "cells": the whole model's heat map) on ax."""
+    plt = _display._pyplot()
     if view is not None and view not in VIEWS:
         raise ValueError("view must be one of %s, got %r" % (", ".join(repr(v) for v in VIEWS), view))
     shown = _display._shown(e.features, features)
@@ -258,7 +249,7 @@ def repr_html(e: "Explanation", limit: int = 30, max_outputs: int = 24) -> str:
     "*" where the feature is important to the output and its windows (in
     lags where the output has an anchor)."""
     outs = _outputs(e)
-    whole = _display.repr_html(e, limit, outputs=False)
+    whole = _display.repr_html(e, limit)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))[:limit]
     shown = list(range(min(len(outs), max_outputs)))
     head = "".join("<th>%s</th>" % html.escape(outs.names[c]) for c in shown)

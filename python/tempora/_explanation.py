@@ -417,36 +417,69 @@ class Explanation:
         -------
         pandas.DataFrame
         """
+        if self.outputs is not None:
+            from . import _display_outputs
+            return _display_outputs.to_dataframe(self, kind)
         from . import _display
         return _display.to_dataframe(self, kind)
 
-    def plot(self, ax: Any = None, features: Optional[int] = None, cmap: str = "viridis") -> Any:
-        """Draw the importance heat map (features × timesteps) with matplotlib.
+    def plot(self, ax: Any = None, features: Optional[int] = None, cmap: str = "viridis",
+             output: Optional[Union[int, str]] = None, view: Optional[str] = None) -> Any:
+        """Draw the explanation with matplotlib.
 
-        Each row is a feature, each column a 0-based timestep, coloured by
-        the cell score. Each of a feature's windows is boxed (solid: the
-        window test is significant; dotted: searched but not significant); "*" after a
+        For a model with one output (and for one output of several, with
+        output=), the importance heat map (features × timesteps): each row
+        is a feature, each column a 0-based timestep, coloured by the cell
+        score. Each of a feature's windows is boxed (solid: the window test
+        is significant; dotted: searched but not significant); "*" after a
         name marks an important feature (FDR-controlled), "o" one whose
         ordering matters.
+
+        For a model with several outputs (without output=), a figure of
+        two parts: the overview of which output each feature drives (a
+        row per feature; a column for the whole model and one per class,
+        horizon or output step, coloured by the feature's score on that
+        output's loss; "*" important to it, "!" the output reads the
+        feature after its own step, TIME's causal check; blank: not
+        tested), and below it a panel per feature with windows: a row per
+        output with its windows boxed, in lags from the output's anchor
+        (lag 0 is the output's own timestep; the past on the left, the
+        shaded lags after it) for horizons and steps, in timesteps for
+        classes.
 
         Parameters
         ----------
         ax : matplotlib Axes, optional
-            Where to draw (default: a new figure).
+            Where to draw (default: a new figure). With several outputs,
+            ax draws one view (default "outputs").
         features : int, optional
             Show only this many features: the important ones first, then by
             score (in index order on the plot).
         cmap : str, default "viridis"
             The matplotlib colour map.
+        output : int or str, optional
+            The heat map of this output (its position or name) of a model
+            with several outputs.
+        view : {"outputs", "windows", "cells"}, optional
+            With several outputs and no output=, one part only: the
+            overview, the windows per output, or the whole model's heat
+            map.
 
         Returns
         -------
-        matplotlib.axes.Axes
+        matplotlib.axes.Axes, or for the two parts of several outputs a
+        list of Axes (the overview first, then the window panels).
         """
+        if self.outputs is not None and output is None:
+            from . import _display_outputs
+            return _display_outputs.plot(self, ax, features, cmap, view)
         from . import _display
-        return _display.plot(self, ax=ax, features=features, cmap=cmap)
+        return _display.plot(self, ax=ax, features=features, cmap=cmap, output=output, view=view)
 
     def _repr_html_(self) -> str:
+        if self.outputs is not None:
+            from . import _display_outputs
+            return _display_outputs.repr_html(self)
         from . import _display
         return _display.repr_html(self)
 

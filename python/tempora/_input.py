@@ -453,13 +453,28 @@ class Adapted:
             out = self.model(x)
         out = _to_numpy(out)
         if self.outputs:
-            from ._outputs import shaped
             return shaped(out, len(batch), self.outputs)
         if self.task == "classification":
             a = np.asarray(out)
             if a.ndim == 2 and a.shape[1] == 2:
                 return a[:, self.positive]
         return out
+
+
+def shaped(out: Any, m: int, k: int) -> "npt.NDArray[np.float64]":
+    """A model's answer for m instances of k outputs as an (m, k) array:
+    (m, k) as it is, (m, k, 1) (a sequence model's one value per step)
+    and, for k = 1, (m,) reshaped."""
+    a = np.asarray(_to_numpy(out), dtype=np.float64)
+    if a.ndim == 3 and a.shape[2] == 1:
+        a = a[:, :, 0]
+    if a.ndim == 1 and k == 1:
+        a = a.reshape(-1, 1)
+    if a.shape != (m, k):
+        raise ValueError("predict returned an array of shape %s for a batch of %d instances; the model has %d outputs, "
+                         "want (%d, %d)%s" % (a.shape, m, k, m, k,
+                                              " (or (%d, %d, 1))" % (m, k) if k > 1 else ""))
+    return a
 
 
 def _positive_column(model: Any, labels: Optional[Tuple[Any, Any]]) -> int:
