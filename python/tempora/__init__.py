@@ -10,7 +10,10 @@ explain runs the tempora command-line program (binary=, the TEMPORA
 environment variable, the program built into the package, or PATH) and
 answers its batches with predict from this process; it takes NumPy arrays
 and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
-e.to_dataframe(), e.plot() and the notebook table show the result;
+A model may return several outputs per instance (a predict_proba of K ≥ 3
+classes, forecast horizons, the steps of a sequence-to-sequence network;
+outputs=): e.outputs holds each output's results. e.to_dataframe(),
+e.plot() and the notebook table show the result;
 as_array(X) is X as explain reads it (NaN where missing), to train or
 check a model on. Data the program refuses (an infinity, an instance with
 nothing observed, sequences aligned at the other end, a missing target,

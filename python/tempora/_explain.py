@@ -241,6 +241,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         predict must give each instance the same prediction whatever batch
         it comes in. It runs in this process, so a model held in a notebook
         is used as is.
+        A model of several outputs (outputs=) returns an ``(m, K)`` array:
+        predict_proba's K columns (in classes_ order), K horizons, or one
+        value per output step (a PyTorch ``(m, L_out, 1)`` output is read
+        as ``(m, L_out)``); a PyTorch classifier of classes outputs
+        probabilities (``nn.Sequential(model, nn.Softmax(-1))``).
     X : numpy.ndarray, torch.Tensor, list of arrays or pandas.DataFrame
         The data. An array has shape ``(instances, features, timesteps)``
         (layout="ndl") or ``(instances, timesteps, features)``
@@ -266,14 +271,23 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         refuses as a DataError naming the instance, feature and time in
         X's terms). ``tempora.as_array(X, ...)`` gives the array predict's
         batches come from, checked by the program.
-    y : array-like or pandas.Series
+    y : array-like, pandas.Series or pandas.DataFrame
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
         used as they are; otherwise the two distinct labels are sorted and
         the second is the positive class (``classes=`` chooses), so False <
-        True, 0 < 1 and "no" < "yes".
+        True, 0 < 1 and "no" < "yes". With K ≥ 3 labels (or a
+        predict_proba of K ≥ 3 classes_) the model's outputs are classes:
+        each label becomes its class's position in classes_ (or in
+        ``classes=``, else in the sorted labels). For horizons and steps,
+        K targets per instance, NaN where an output has none: an array
+        ``(instances, K)``, a wide DataFrame (indexed by instance, one
+        column per output, whose names become the outputs' names) or a
+        long one (columns instance, output, value; an (instance, output)
+        without a row has no target).
     task : {"regression", "classification"}
-        What predict returns (classification is binary).
+        What predict returns: values, or probabilities (of the positive
+        class, of K classes, or of each horizon or step being 1).
     method : str, optional
         One of the program's methods (``tempora.method_table().names``,
         without regard to case); by default TIME.
@@ -292,8 +306,31 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         shape (for a list X, a list of arrays of its arrays' shapes):
         unobserved cells become NaN before anything else. A DataFrame marks
         its missing values itself.
-    classes : (negative, positive), optional
-        The two class labels of y, the positive one second.
+    classes : (negative, positive) or K labels, optional
+        The two class labels of y, the positive one second; or the K ≥ 3
+        labels of a classifier of classes, in the order of its outputs (a
+        predict_proba's classes_ must agree).
+    outputs : {"classes", "horizons", "steps"}, optional
+        What a model of several outputs returns (docs/python.md, "Models
+        with several outputs"): the probabilities of K ≥ 3 classes, K
+        forecasts after the sequence (output k anchored at timestep L+k),
+        or one output per step of a sequence-to-sequence model (output s
+        anchored at input timestep s). Default: one output, or classes
+        when predict_proba has K ≥ 3 classes_ or y K ≥ 3 labels; targets
+        of K columns without outputs= are an error asking which.
+    output_names : sequence of str, optional
+        The K outputs' names (default: the classes' labels, a targets
+        DataFrame's outputs, else "0", "1", ...).
+    output_anchors : sequence of int, optional
+        Each output's timestep on the input's time axis (horizons and
+        steps; default: the kind's; steps named by times of a DataFrame X
+        are anchored at those times). Windows are also reported in lags
+        from it.
+    target : int or str, optional
+        The output a method explains alone, as captum's ``target``: its
+        position or name. It is another name for the method parameter
+        ``output`` (pass one of them); TIME explains every output, the
+        baselines the whole model unless given one.
     hierarchy : dict, list or path, optional
         A feature-group tree (the JSON form of ``-hierarchy``, or the path
         of such a file): TIME tests groups top-down.
@@ -345,7 +382,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     -------
     Explanation
         Per-feature results, cell scores, accounting; ``to_dataframe()``,
-        ``plot()``, and a table in notebooks.
+        ``plot()``, and a table in notebooks. For a model of several
+        outputs, ``outputs`` holds each output's results.
 
     Raises
     ------
