@@ -4,7 +4,7 @@ imported only when asked for."""
 
 import html
 import math
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -242,7 +242,12 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
                    "" if e.outputs is None else " to the whole model",
                    html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
                    a.instance_evaluations, a.runtime_seconds))
-    warn = "".join("<p>warning: %s</p>" % html.escape(w) for w in e.warnings)
+    # A warning repeated (one per output of a model with several) is shown once, with its count.
+    counts: Dict[str, int] = {}
+    for w in e.warnings:
+        counts[w] = counts.get(w, 0) + 1
+    warn = "".join("<p>warning: %s%s</p>" % (html.escape(w), " (&times;%d)" % n if n > 1 else "")
+                   for w, n in counts.items())
     missing = _missing_summary(e)
     if missing:
         summary += "<p>%s</p>" % html.escape(missing)

@@ -5,11 +5,9 @@ one), and the notebook's HTML. Everything shown is read from the
 program's results (Explanation.outputs); nothing is recomputed."""
 
 import html
-import math
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 import numpy as np
-import numpy.typing as npt
 
 from . import _display
 
@@ -243,6 +241,11 @@ def windows(e: "Explanation", plt: Any, axes: Optional[List[Any]], feats: List[i
     return axes
 
 
+def _span(s: Tuple[int, int]) -> str:
+    """A window or lag range for HTML: "3&ndash;5", or "4" for one step."""
+    return str(s[0]) if s[0] == s[1] else "%d&ndash;%d" % s
+
+
 def repr_html(e: "Explanation", limit: int = 30, max_outputs: int = 24) -> str:
     """The notebook table of a model with several outputs: the whole
     model's table, then one row per feature and a column per output with
@@ -261,7 +264,7 @@ def repr_html(e: "Explanation", limit: int = 30, max_outputs: int = 24) -> str:
             text = ""
             if of.tested:
                 text = _display._fmt(of.score) + (" *" if of.important else "")
-                spans = ["%d&ndash;%d" % (w.lag if w.lag is not None else w.window) + ("" if w.significant else "?")
+                spans = [_span(w.lag if w.lag is not None else w.window) + ("" if w.significant else "?")
                          for w in of.windows]
                 if spans:
                     text += "<br>" + ("lag " if outs.anchors is not None else "") + ", ".join(spans)

@@ -270,7 +270,12 @@ class HTMLTest(unittest.TestCase):
             self.assertIn("<th>%s</th>" % name, h)
         self.assertEqual(h.count("reads the future"), sum(o.feature("c").reads_future for o in e.outputs))
         self.assertIn("lag 1&ndash;2", h)
+        self.assertIn("lag -1<br><b>reads the future", h)  # one step: one lag
         self.assertIn("some outputs read timesteps after their own", h)
+        doc = fixture("horizons")
+        doc["warnings"] = ["w1", "w2", "w1"]
+        h = tempora.Explanation(doc)._repr_html_()
+        self.assertEqual((h.count("warning: w1 (&times;2)</p>"), h.count("warning: w2</p>")), (1, 1))
         c = tempora.Explanation(fixture("classes"))._repr_html_()
         self.assertIn("6&ndash;9", c)
         self.assertNotIn("lag ", c)
