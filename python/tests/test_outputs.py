@@ -603,5 +603,80 @@ class CommandLineTest(unittest.TestCase):
             tempora.explain(_models.additive, X, np.zeros(6), task="regression", output_names=["a"], binary=self.exe)
 
 
+def outputs_program():
+    """Whether the tempora program explains models with several outputs
+    (its explain has -outputs)."""
+    try:
+        return tempora.method_table().flag("outputs") is not None
+    except tempora.TemporaError:
+        return False
+
+
+@unittest.skipUnless(outputs_program(), "the tempora program has no -outputs (models with several outputs)")
+class EndToEndTest(unittest.TestCase):
+    """Models with several outputs explained by the program, their batches
+    answered from this process."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.X = _models.data(400, seed=5)
+        rng = np.random.default_rng(6)
+        cls.Y = _models.horizons3(cls.X) + rng.normal(scale=0.5, size=(400, 3))
+
+    def test_horizons(self):
+        for procs in (1, 2):
+            with self.subTest(model_procs=procs):
+                e = tempora.explain(_models.horizons3, self.X, self.Y, task="regression", outputs="horizons",
+                                    output_names=["h+1", "h+2", "h+3"], feature_names=list("abcdef"), seed=1,
+                                    model_procs=procs, progress=False)
+                self.assertEqual((e.outputs.kind, e.outputs.names, e.outputs.anchors),
+                                 ("horizons", ["h+1", "h+2", "h+3"], [10, 11, 12]))
+                self.assertEqual(e.important, ["a", "b", "c"])
+                self.assertEqual([o.important for o in e.outputs], [["a"], ["b"], ["a", "c"]])
+                self.assertEqual([w.lag for w in e.outputs["h+2"].feature("b").windows if w.significant], [(5, 7)])
+                if procs == 1:
+                    first = e
+                else:  # the same explanation, whatever process answers
+                    self.assertEqual(e.to_dict()["outputs"], first.to_dict()["outputs"])
+
+    def test_classes_from_predict_proba(self):
+        rng = np.random.default_rng(8)
+        p = Classifier3().predict_proba(self.X)
+        y = np.array([rng.choice(Classifier3.classes_, p=q) for q in p])
+        e = tempora.explain(Classifier3(), self.X, y, task="classification", seed=1, progress=False)
+        self.assertEqual((e.outputs.kind, e.outputs.names), ("classes", ["medium", "low", "high"]))
+        self.assertEqual(e.important, ["0", "2"])
+        self.assertEqual(e.outputs["low"].important, ["0"])  # p_low reads feature 0 only
+
+    def test_steps_in_the_batch_first_layout(self):
+        # Output s reads feature 0 at s and feature 1 at s - 1: a model
+        # of (m, L, D) batches answering (m, L, 1).
+        def seq(x):
+            out = 2 * x[:, :, 0].copy()
+            out[:, 1:] += 2 * x[:, :-1, 1]
+            return out[:, :, None]
+        Xn = self.X[:, :3, :].transpose(0, 2, 1).copy()
+        Y = seq(Xn)[:, :, 0] + np.random.default_rng(9).normal(scale=0.5, size=(400, 10))
+        e = tempora.explain(seq, Xn, Y, task="regression", outputs="steps", layout="nld", seed=1, progress=False)
+        self.assertEqual((e.outputs.kind, e.outputs.anchors), ("steps", list(range(10))))
+        self.assertTrue(e.outputs.causal_checked and not e.outputs.reads_future)
+        self.assertEqual(e.important, ["0", "1"])
+        self.assertEqual({w.lag for o in e.outputs for w in o.feature("0").windows if w.significant}, {(0, 0)})
+        self.assertEqual({w.lag for o in e.outputs[1:] for w in o.feature("1").windows if w.significant}, {(1, 1)})
+
+    def test_one_output_with_target(self):
+        e = tempora.explain(_models.horizons3, self.X, self.Y, task="regression", outputs="horizons",
+                            output_names=["h+1", "h+2", "h+3"], method="PERM", target=1, seed=1, progress=False)
+        self.assertEqual((e.output, e.outputs), ("h+2", None))
+        # h+2 reads feature 1 over timesteps 4 to 6, and nothing else.
+        self.assertEqual([j for j in range(6) if e.cells[j].any()], [1])
+        self.assertEqual([t for t in range(10) if e.cells[1, t] > 0], [4, 5, 6])
+
+    def test_wrong_answer_shape(self):
+        with self.assertRaises(tempora.ModelError) as cm:
+            tempora.explain(_models.additive, self.X, self.Y, task="regression", outputs="horizons", progress=False)
+        self.assertIn("the model has 3 outputs, want", str(cm.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
