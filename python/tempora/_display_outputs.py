@@ -14,14 +14,15 @@ from . import _display
 if TYPE_CHECKING:
     from ._explanation import Explanation, Feature, OutputResult, OutputResults
 
-#: The output column's label of the whole model's rows (its loss over all
-#: outputs), which come before the outputs' own.
-WHOLE = "(whole model)"
+#: The output of the whole model's rows (its loss over all outputs), which
+#: come before the outputs' own: empty, as in the program's CSV (and as an
+#: explanation's output is empty for the whole model).
+WHOLE = ""
 
-#: The columns a frame of several outputs adds to a feature's: the window
-#: in lags (after window_end), every window in lags (after windows) and the
-#: causal check (last); the lag and future columns only for outputs with
-#: an anchor (horizons, steps).
+#: The columns a frame of several outputs adds to a feature's, as the
+#: program's CSV has them: the window in lags (after window_end), every
+#: window in lags (after windows) and the causal check (last); empty (NA)
+#: for the whole model and for outputs without an anchor (classes).
 LAG_COLUMNS = ("lag_start", "lag_end")
 FUTURE_COLUMNS = ("future_p_value", "future_p_adjusted", "reads_future")
 
@@ -41,10 +42,10 @@ def _outputs(e: "Explanation") -> "OutputResults":
 
 
 def lag_list(f: "Feature") -> str:
-    """A feature's windows in lags, as windows lists them in timesteps but
-    with ".." between the first and last lag (a lag may be negative):
-    "1..3*;-1..-1"."""
-    return ";".join("%d..%d%s" % (w.lag[0], w.lag[1], "*" if w.significant else "") for w in f.windows
+    """A feature's windows in lags, as the program's CSV lists them (as
+    windows lists them in timesteps): "1-3*;-1--1" (a lag after the
+    output's own step is negative)."""
+    return ";".join("%d-%d%s" % (w.lag[0], w.lag[1], "*" if w.significant else "") for w in f.windows
                     if w.lag is not None)
 
 
@@ -52,8 +53,6 @@ def to_dataframe(e: "Explanation", kind: str) -> Any:
     """to_dataframe for a model with several outputs: the whole model's
     rows (output WHOLE), then each output's, with the output first."""
     pd = _display._pandas()
-    outs = _outputs(e)
-    anchored = outs.anchors is not None
     labels = [label for label, _ in _blocks(e)]
     if kind in ("features", "groups"):
         rows: List[List[Any]] = []
@@ -65,29 +64,24 @@ def to_dataframe(e: "Explanation", kind: str) -> Any:
             else:
                 feats = e.groups if o is None else o.groups
             for f in feats:
-                row = _display._feature_row(f)
-                if anchored:
-                    lag = f.lag
-                    row += [None if lag is None else lag[0], None if lag is None else lag[1], lag_list(f),
-                            f.future_p_value, f.future_p_adjusted, f.reads_future]
-                rows.append(row)
+                lag = f.lag
+                rows.append(_display._feature_row(f) + [None if lag is None else lag[0], None if lag is None else lag[1],
+                                                        lag_list(f), f.future_p_value, f.future_p_adjusted,
+                                                        f.reads_future])
                 which.append(label)
-        cols = list(_display.FEATURE_COLUMNS)
-        if anchored:
-            cols += list(LAG_COLUMNS) + ["lags"] + list(FUTURE_COLUMNS)
+        cols = list(_display.FEATURE_COLUMNS) + list(LAG_COLUMNS) + ["lags"] + list(FUTURE_COLUMNS)
         df = pd.DataFrame(rows, columns=cols).set_index("name")
-        for c in ("window_start", "window_end") + (LAG_COLUMNS if anchored else ()):
+        for c in ("window_start", "window_end") + LAG_COLUMNS:
             df[c] = df[c].astype("Int64")
         df.insert(0, "output", pd.Categorical(which, categories=labels, ordered=True))
-        if anchored:
-            # The lag columns beside their timestep counterparts.
-            order = list(df.columns)
-            for c in reversed(LAG_COLUMNS):
-                order.remove(c)
-                order.insert(order.index("window_end") + 1, c)
-            order.remove("lags")
-            order.insert(order.index("windows") + 1, "lags")
-            df = df[order]
+        # The lag columns beside their timestep counterparts.
+        order = list(df.columns)
+        for c in reversed(LAG_COLUMNS):
+            order.remove(c)
+            order.insert(order.index("window_end") + 1, c)
+        order.remove("lags")
+        order.insert(order.index("windows") + 1, "lags")
+        df = df[order]
         if kind == "groups":
             members = [[e.features[m].name for m in g.members] for _, o in _blocks(e)
                        for g in (e.groups if o is None else o.groups)]
