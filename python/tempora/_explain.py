@@ -450,6 +450,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     table = method_table(exe)
     m = table.lookup(method) if method is not None else table.default_method()
     structured = _structured(table)
+    if target is not None and all(p.keyword != "output" for p in table.params(m)):
+        takes = [x.name for x in table.methods if any(p.keyword == "output" for p in table.params(x))]
+        raise TypeError("explain(): target= chooses the one output a method explains, and %s takes none (it explains "
+                        "%s); the methods that do: %s" % (m.name, "every output" if spec is not None else "the model",
+                                                         ", ".join(takes) or "none in %s" % exe))
 
     def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
                 hierarchy_path: Optional[str], output_names_path: Optional[str]) -> List[str]:

@@ -589,6 +589,9 @@ class CommandLineTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "target is captum's name for output; pass one"):
             tempora.explain(_models.additive, X, y, task="regression", outputs="horizons", method="PERM", target=1,
                             output=1, binary=self.exe)
+        with self.assertRaisesRegex(TypeError, r"target= chooses the one output a method explains, and TIME takes "
+                                               r"none \(it explains every output\); the methods that do: .*PERM"):
+            tempora.explain(_models.additive, X, y, task="regression", outputs="horizons", target=1, binary=self.exe)
         with self.assertRaisesRegex(ValueError, "output=3: the model has 3 outputs, 0 to 2"):
             tempora.explain(_models.additive, X, y, task="regression", outputs="horizons", method="PERM", target=3,
                             binary=self.exe)
