@@ -37,6 +37,15 @@ type jsonExplanation struct {
 	Warnings    []string       `json:"warnings"`
 	// Outputs is present only for a model with several outputs.
 	Outputs *jsonOutputs `json:"outputs,omitempty"`
+	// Diagnostics is present for the methods that report it (TIME).
+	Diagnostics *jsonDiagnostics `json:"diagnostics,omitempty"`
+}
+
+// jsonDiagnostics is the JSON form of Diagnostics.
+type jsonDiagnostics struct {
+	BaselineLoss     float64 `json:"baseline_loss"`
+	ConstantLoss     float64 `json:"constant_loss"`
+	DetectableEffect float64 `json:"detectable_effect"`
 }
 
 type jsonAccounting struct {
@@ -216,6 +225,14 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	j.Outputs = outs
+	if g := e.Diagnostics; g != nil {
+		for _, v := range []float64{g.BaselineLoss, g.ConstantLoss, g.DetectableEffect} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("tempora: explanation diagnostics %+v are not finite", *g)
+			}
+		}
+		j.Diagnostics = (*jsonDiagnostics)(g)
+	}
 	if s := e.Data; s != nil {
 		if err := checkSummary(s.Lengths, s.MissingRate, s.Observed, e.D, e.L); err != nil {
 			return nil, err
@@ -311,6 +328,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	e.Outputs = outs
+	e.Diagnostics = (*Diagnostics)(j.Diagnostics)
 	a := j.Accounting
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,

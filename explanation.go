@@ -76,6 +76,28 @@ type Explanation struct {
 	// Outputs holds the results per output of a model with several
 	// outputs (Dataset.Outputs); nil for one output.
 	Outputs *OutputResults
+	// Diagnostics says how much the tests could see (TIME); nil for
+	// methods that do not report it.
+	Diagnostics *Diagnostics
+}
+
+// Diagnostics are what a reader of an explanation that found little needs
+// to know: how good the model is, and how large an effect the tests could
+// have found.
+type Diagnostics struct {
+	// BaselineLoss is the model's mean loss on the data, and ConstantLoss
+	// the mean loss of the best constant prediction (the mean target, the
+	// rate of 1s, each class's frequency; Scorer.ConstantLoss): a model
+	// whose loss is not below it has nothing for a feature to carry.
+	BaselineLoss, ConstantLoss float64
+	// DetectableEffect is about the smallest importance score (the rise
+	// of the mean loss when a feature is permuted) that the first family's
+	// tests find about half the time: z(1 − α/m) times the median, over
+	// the family's tests whose draws moved the loss, of the spread (SD) of
+	// their draws' perturbed mean losses, m the family's size; 0 when no
+	// draw moved it. With more instances the spread, and with it the
+	// detectable effect, shrinks like 1/√M.
+	DetectableEffect float64
 }
 
 // DataSummary is an explanation's summary of where its data is observed
@@ -212,9 +234,11 @@ type FeatureResult struct {
 	// test's p-values; OrderingImportant reports its rejection.
 	OrderingPValue, OrderingPAdjusted float64
 	OrderingImportant                 bool
-	// WindowOrderingPValue is the within-window ordering test's p-value (a
-	// family of one, so no adjustment); WindowOrderingImportant reports its
-	// rejection.
+	// WindowOrderingPValue is the within-window ordering test's p-value
+	// and WindowOrderingImportant reports its rejection; with several
+	// windows (TIME), the smallest p-value of the windows' ordering tests,
+	// and whether the ordering matters in some window (each window's test
+	// is in Windows).
 	WindowOrderingPValue    float64
 	WindowOrderingImportant bool
 	// FuturePValue and FuturePAdjusted are the causal check of a feature
@@ -227,10 +251,10 @@ type FeatureResult struct {
 	ReadsFuture                   bool
 	// Windows lists the feature's windows in time order, with their tests
 	// and the uncertainty of their ends (TIME); nil when no window was
-	// searched. Window and the Window… and WindowOrdering… fields above
-	// repeat its lead window (TIME: the one with the smallest adjusted
-	// p-value, the earliest on ties; the only one when there is one), for
-	// records and readers of one window. Both forms are part of the JSON
+	// searched. Window and the Window… fields above repeat its lead window
+	// (TIME: the one with the smallest adjusted p-value, the earliest on
+	// ties; the only one when there is one), for records and readers of
+	// one window; the WindowOrdering… fields summarise every window's. Both forms are part of the JSON
 	// format ("window", "window_…" and "windows"), so neither is derived
 	// from the other when reading or writing.
 	Windows []WindowResult

@@ -185,3 +185,40 @@ func (s *Scorer) Losses(dst, pred, scratch []float64, output int) {
 		}
 	}
 }
+
+// ConstantLoss returns the whole model's mean loss of the best constant
+// prediction, the yardstick of a model's baseline loss: the mean target
+// (for 0/1 targets, the rate of 1s) of every output, or for classes each
+// class's frequency. scratch must hold at least M·K values.
+func (s *Scorer) ConstantLoss(scratch []float64) float64 {
+	y := s.data.Y
+	k, m := s.k, s.data.X.M
+	consts := make([]float64, k)
+	counts := make([]float64, k)
+	switch o := s.data.Outputs; {
+	case o != nil && o.Kind == Classes:
+		for _, v := range y {
+			consts[int(v)]++
+		}
+		for c := range consts {
+			consts[c] /= float64(m)
+		}
+	default:
+		for i, v := range y {
+			if !math.IsNaN(v) {
+				consts[i%k] += v
+				counts[i%k]++
+			}
+		}
+		for c := range consts {
+			consts[c] /= counts[c]
+		}
+	}
+	pred := make([]float64, m*k)
+	for i := range pred {
+		pred[i] = consts[i%k]
+	}
+	out := make([]float64, s.Means())
+	s.Mean(out, pred, scratch)
+	return out[0]
+}

@@ -70,7 +70,7 @@ var (
 		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: a quarter of the memory limit; results are the same)",
 		Range: "[0, inf)"}
 	timeConditional = method.Spec[bool]{Name: "conditional",
-		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model read it)"}
+		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model's loss depend on it)"}
 	timeWindowRule = method.Spec[string]{Name: "window-rule",
 		Doc:     "window search rule: one-sided (a left-out region must raise the loss by more than the threshold plus its sampling error to belong to the window; a feature without a significant window claims no timesteps) or paper (|score| against the threshold; every timestep of such a feature)",
 		Default: explain.OneSided.String()}

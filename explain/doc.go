@@ -194,6 +194,21 @@
 // decision 19; missing.go). On complete data the dense code paths run
 // unchanged.
 //
+// # Models with several outputs
+//
+// For data whose model returns K outputs per instance (tempora.Outputs:
+// class probabilities, horizons, output steps), every draw gives every
+// output's loss (tempora.Scorer), and a Test scores one of them
+// (Test.Output). TIME tests the features on the whole model's loss, then
+// the family of the K outputs of every important node (on each output's
+// loss, reusing the node's draws), then windows and orderings on the
+// whole model and on every (node, output) its family rejected, each
+// window also in lag coordinates for outputs anchored on the time axis,
+// and, for outputs anchored inside the sequence, whether they read the
+// node's inputs after their own step (the causal check). The results per
+// output are in Explanation.Outputs (outputs.go; docs/decisions.md,
+// decision 24).
+//
 // # Engine
 //
 // Engine exposes the permutation-test machinery so that other explainers,

@@ -60,8 +60,8 @@ func ExampleTIME() {
 	// test             tests  draws  max draws  saved
 	// overall          3      47     117        59.8%
 	// window search    9      18     450        96.0%
-	// ordering         1      12     26         53.8%
+	// ordering         1      59     59         0.0%
 	// window           1      12     26         53.8%
 	// window ordering  1      23     23         0.0%
-	// total            15     112    642        82.6%
+	// total            15     159    675        76.4%
 }

@@ -22,13 +22,19 @@ type Family struct {
 // Run runs independent tests, and returns each family's results in input
 // order. Between batches the tests of each family whose rule stops by the
 // family's decision are settled together (settle). It returns an error as
-// Run does, or for a family whose level is not in (0, 1].
+// Run does, for a family whose level is not in (0, 1], or for a test of a
+// score-only rule (Probe, Looks) in a family.
 func (e *Engine) RunFamilies(ctx context.Context, fams []Family) ([][]TestResult, error) {
 	var tests []Test
 	ranges := make([]familyRange, len(fams))
 	for f, fam := range fams {
 		if !(fam.Alpha > 0 && fam.Alpha <= 1) {
 			return nil, fmt.Errorf("explain: family %d has level %v outside (0, 1]", f, fam.Alpha)
+		}
+		for i, t := range fam.Tests {
+			if _, ok := t.Stop.(scoreOnly); ok {
+				return nil, fmt.Errorf("explain: family %d, test %d (%q): a score-only rule (%T) gives no p-value for Benjamini–Hochberg", f, i, t.Key, t.Stop)
+			}
 		}
 		ranges[f] = familyRange{alpha: fam.Alpha, lo: len(tests), hi: len(tests) + len(fam.Tests)}
 		tests = append(tests, fam.Tests...)
@@ -43,6 +49,10 @@ func (e *Engine) RunFamilies(ctx context.Context, fams []Family) ([][]TestResult
 	}
 	return out, nil
 }
+
+// scoreOnly marks the rules that compare a score with a threshold and give
+// no p-value (Probe, Looks): their tests belong to no family.
+type scoreOnly interface{ scoreOnly() }
 
 // familyRange is a family's tests [lo, hi) among the tests of one run.
 type familyRange struct {
@@ -61,35 +71,42 @@ type familyStopper interface {
 // settle applies the family stopping rule (docs/decisions.md, decision
 // 16) to the tests of the family whose rule is a familyStopper, between
 // batches: with lo and hi the numbers of BH rejections of the upper and of
-// the lower bounds of every such test's p-value at its cap (BH is
-// monotone, so lo ≤ R* ≤ hi, R* the rejections of BH applied to the
-// p-values at the caps p*), an unfinished test is settled as rejected when
+// the lower bounds of every test's p-value at its end (BH is monotone, so
+// lo ≤ R* ≤ hi, R* the rejections of BH applied to the p-values at the
+// ends p*), an unfinished familyStopper test is settled as rejected when
 // upper ≤ α·lo/m (then p* ≤ α·R*/m) and as not rejected when lower >
-// α·hi/m (then p* > α·R*/m), and is then done. A finished test keeps the
-// bounds it had when it finished. The decisions of BH on the reported
-// p-values are therefore exactly those of BH on p*: no error is added to
-// that of the tests run to their caps. An exact test is never stopped.
+// α·hi/m (then p* > α·R*/m), and is then done. A familyStopper's bounds
+// are its own (at its cap); another test of the family (a Besag–Clifford
+// ordering test beside anytime window tests) has bounds 0 and 1 until it
+// is done, then its p-value. A finished test keeps the bounds it had when
+// it finished. The decisions of BH on the reported p-values are therefore
+// exactly those of BH on p*: no error is added to that of the tests run to
+// their ends. An exact test is never stopped.
 func (f familyRange) settle(runs []run) {
-	var seqs []*sequence
-	var rules []familyStopper
-	for i := f.lo; i < f.hi; i++ {
-		if r, ok := runs[i].seq.rule.(familyStopper); ok {
-			seqs = append(seqs, &runs[i].seq)
-			rules = append(rules, r)
-		}
-	}
-	m := len(seqs)
-	if m == 0 {
-		return
-	}
+	m := f.hi - f.lo
 	up := make([]float64, m)
 	lo := make([]float64, m)
-	for i, s := range seqs {
-		up[i], lo[i] = rules[i].bounds(&s.tally)
+	stoppers := 0
+	for i := range m {
+		s := &runs[f.lo+i].seq
+		if r, ok := s.rule.(familyStopper); ok {
+			up[i], lo[i] = r.bounds(&s.tally)
+			stoppers++
+			continue
+		}
+		up[i], lo[i] = 1, 0
+		if s.done {
+			p := s.rule.pValue(&s.tally, s.stopped)
+			up[i], lo[i] = p, p
+		}
+	}
+	if stoppers == 0 {
+		return
 	}
 	rLo, rHi := bhCount(up, f.alpha), bhCount(lo, f.alpha)
-	for i, s := range seqs {
-		if s.done || s.exact {
+	for i := range m {
+		s := &runs[f.lo+i].seq
+		if _, ok := s.rule.(familyStopper); !ok || s.done || s.exact {
 			continue
 		}
 		// The slack keeps rounding of the bounds (1/M, the thresholds) from

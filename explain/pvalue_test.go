@@ -19,7 +19,7 @@ func feed(t *testing.T, s sequence, means []float64) TestResult {
 		if c < 1 || s.issued+c > len(means) {
 			t.Fatalf("after %d draws the rule asks for %d more, of %d", s.issued, c, len(means))
 		}
-		s.take(means[s.issued : s.issued+c], 1, 0)
+		s.take(means[s.issued:s.issued+c], 1, 0)
 	}
 	return s.result()
 }
@@ -133,7 +133,7 @@ func TestSequenceBatches(t *testing.T) {
 				t.Fatalf("after %d draws the rule asks for %d more, of %d", s.issued, c, len(means))
 			}
 			out = append(out, c)
-			s.take(means[s.issued : s.issued+c], 1, 0)
+			s.take(means[s.issued:s.issued+c], 1, 0)
 		}
 		return out
 	}

@@ -25,7 +25,8 @@ import (
 //  2. verifyGaps: the maximal runs of timesteps surely unimportant are the
 //     candidate regions to leave out (an unsure timestep stays in): the
 //     runs of a < t < b are the candidate gaps, and the run from a (from
-//     b) a candidate trim of that end, unless it covers the window. Each
+//     b) a candidate trim of that end, unless it covers the window; a gap
+//     must be at least MinGap timesteps long. Each
 //     is checked as a whole (key "gap/s-e") and left out only if it is
 //     surely unimportant: the upper end of its interval, Score + t·SE, is
 //     at most θ·|overall|. Under the one-sided rule with the sequential
@@ -171,11 +172,22 @@ func candidates(w tempora.Window, status []int) []tempora.Window {
 		for e+1 < w.End && sure(e+1) {
 			e++
 		}
-		out = append(out, tempora.Window{Start: t, End: e})
+		if e-t+1 >= MinGap {
+			out = append(out, tempora.Window{Start: t, End: e})
+		}
 		t = e + 1
 	}
 	return out
 }
+
+// MinGap is the fewest timesteps of a gap that splits a window: a run of
+// one or two surely unimportant timesteps between read ones is left in
+// the window. Such short runs are mostly timesteps whose values vary
+// little across instances (a Markov chain holding its state, a category
+// most instances share) or the low weights at the centre of a slope, not
+// regions the model skips; cutting there loses the timesteps the model
+// reads and the window's ordering claim (docs/decisions.md, decision 18).
+const MinGap = 3
 
 // check returns the check of node n over region g, a candidate gap or
 // trim: under the one-sided rule it stops as the tests' mode stops checks

@@ -37,6 +37,9 @@ func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error
 			return nil, err
 		}
 		var next [][]*node
+		if r.topRes == nil {
+			r.topRes = res[0]
+		}
 		for f, fam := range families {
 			addDraws(r.counts, drawOverall, res[f]...)
 			for _, n := range r.decideFamily(fam, res[f]) {
@@ -76,10 +79,14 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 // testOrderingWindow tests, for every important node with k windows, the
 // family {whole-sequence ordering, window 1, …, window k}: a within-window
 // test over the whole sequence and an across-instance test over each
-// window, under BH at level α with the cap of a family of k + 1. It
-// records the windows and the results and returns the nodes with at least
-// one significant window. With one window the keys are "ordering" and
-// "window", the paper's pair; with several, "window/<start>-<end>".
+// window, under BH at level α: the windows with the cap of a family of k +
+// 1, the ordering with the window orderings' cap and rule (familyDraws,
+// Besag and Clifford's; docs/decisions.md, decision 18, gives the
+// reason, power for an ordering whose permutations sometimes leave the
+// loss unchanged). It records the windows and the results and returns
+// the nodes with at least one significant window. With one window the
+// keys are "ordering" and "window", the paper's pair; with several,
+// "window/<start>-<end>".
 //
 // The whole-sequence ordering test answers whether the model depends on
 // when the feature's values occur: shuffling the whole sequence also moves
@@ -92,9 +99,9 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []unit, wind
 	for i, n := range important {
 		k := len(windows[i])
 		famMax := r.cfg.maxDraws(k + 1)
-		ordMax := r.cfg.orderingDraws(famMax, k+1, r.whole.Len())
+		ordMax := r.cfg.orderingDraws(r.cfg.familyDraws(k+1), k+1, r.whole.Len())
 		fams[i].Alpha = r.cfg.Alpha
-		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.familyStop(ordMax)))
+		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.mode().orderingStop(ordMax, r.cfg.Alpha)))
 		for _, w := range windows[i] {
 			fams[i].Tests = append(fams[i].Tests, n.test(n.windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.familyStop(famMax)))
 		}
@@ -218,8 +225,26 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []unit) e
 			}
 		}
 		r.setLead(n, lead)
+		windowOrderingClaim(n.res)
 	}
 	return nil
+}
+
+// windowOrderingClaim sets the feature-level window-ordering claim of f
+// from all its windows, not only the lead one: the ordering matters when
+// it matters in some window (WindowOrderingImportant), with the smallest
+// p-value of the windows whose ordering was tested (WindowOrderingPValue);
+// every window's own test stays in f.Windows.
+func windowOrderingClaim(f *tempora.FeatureResult) {
+	for _, w := range f.Windows {
+		if math.IsNaN(w.OrderingPValue) {
+			continue
+		}
+		if math.IsNaN(f.WindowOrderingPValue) || w.OrderingPValue < f.WindowOrderingPValue {
+			f.WindowOrderingPValue = w.OrderingPValue
+		}
+		f.WindowOrderingImportant = f.WindowOrderingImportant || w.OrderingImportant
+	}
 }
 
 // fillCells sets the cells of the explanation and of each of its outputs.

@@ -58,6 +58,8 @@ func (l Looks) add(t *tally) bool { return l.atLook(t) && l.crossed(t) }
 
 func (Looks) pValue(*tally, bool) float64 { return math.NaN() }
 
+func (Looks) scoreOnly() {}
+
 // nextLook returns the draws at the next look: the smallest ⌈j·N/K⌉, j =
 // 1, …, K, above the draws used.
 func (l Looks) nextLook(t *tally) int {

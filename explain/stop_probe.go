@@ -108,6 +108,8 @@ func (p Probe) add(t *tally) bool {
 
 func (Probe) pValue(*tally, bool) float64 { return math.NaN() }
 
+func (Probe) scoreOnly() {}
+
 // settled reports whether the interval Score ± t·SE, with the coverage of
 // ±Z standard errors (t the Student-t quantile with used − 1 degrees of
 // freedom), lies within [−θ, θ] or entirely outside it: the comparison of

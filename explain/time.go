@@ -209,6 +209,7 @@ func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model,
 	if err != nil {
 		return nil, err
 	}
+	r.diagnose(r.topRes, len(important))
 	units, err := r.units(ctx, important)
 	if err != nil {
 		return nil, err
@@ -248,6 +249,8 @@ type timeRun struct {
 	theta  float64
 	counts []tempora.DrawCount
 	probes int64
+	// topRes are the results of the first family's tests (diagnose).
+	topRes []TestResult
 }
 
 // start checks the configuration, the model, the data and the hierarchy

@@ -8,12 +8,20 @@ import (
 
 // Score evaluates an explanation against the truth and returns its record
 // without the identity fields (suite, params, model, seed, method): the
-// detection metrics in the given mode (DetectionMetrics), followed
+// detection metrics in the given mode (DetectionMetrics; with tests, the
+// features selected under AllNonZero are the important ones), followed
 // with tests by the per-feature metrics (TIMEMetrics), then the
 // threshold-free metrics of the cell scores (AreaMetrics), the
 // explanation's accounting and warnings, the explanation and the truth.
 func Score(tr *record.Truth, e *tempora.Explanation, mode method.Mode, tests bool) (*record.Record, error) {
-	ms, err := DetectionMetrics(tr, e.Cells, e.D, e.L, mode)
+	var important []bool
+	if tests {
+		important = make([]bool, len(e.Features))
+		for j, f := range e.Features {
+			important[j] = f.Important
+		}
+	}
+	ms, err := detectionMetrics(tr, e.Cells, e.D, e.L, mode, important)
 	if err != nil {
 		return nil, err
 	}
