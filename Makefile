@@ -49,20 +49,21 @@ test-python: build
 	$(PYINSTALL)
 	cd python/tests && TEMPORA=$(abspath $(BIN)) $(abspath $(PYVENV))/bin/python -m unittest discover -v
 
-# test-notebook executes examples/notebooks/explain_pytorch.ipynb and
-# irregular_pandas.ipynb headlessly (examples/notebooks/run.py: nbclient, in
-# a kernel running the virtual environment's Python; benchmark.ipynb runs in
-# test-python) with the package installed as test-python installs it and
-# TEMPORA unset, so that it uses the program built into the package;
-# a failing cell fails the target (irregular_pandas.ipynb ends with a cell
-# asserting its claims against the truth). It needs Debian's python3-nbclient
-# and python3-ipykernel, and the notebooks' python3-pandas, python3-matplotlib
-# and python3-torch. Measured: about 25 s and 5 to 10 s on the 2-core machine
-# under load.
+# test-notebook executes examples/notebooks/explain_pytorch.ipynb,
+# irregular_pandas.ipynb and explain_outputs.ipynb headlessly
+# (examples/notebooks/run.py: nbclient, in a kernel running the virtual
+# environment's Python; benchmark.ipynb runs in test-python) with the package
+# installed as test-python installs it and TEMPORA unset, so that it uses the
+# program built into the package; a failing cell fails the target
+# (irregular_pandas.ipynb and explain_outputs.ipynb end with a cell asserting
+# their claims against the truth). It needs Debian's python3-nbclient and
+# python3-ipykernel, and the notebooks' python3-pandas, python3-matplotlib,
+# python3-torch and python3-sklearn. Measured: about 25 s, 5 to 10 s and 50 s
+# on the 2-core machine under load.
 test-notebook: build
 	$(PYINSTALL)
 	env -u TEMPORA $(PYVENV)/bin/python examples/notebooks/run.py examples/notebooks/explain_pytorch.ipynb \
-		examples/notebooks/irregular_pandas.ipynb
+		examples/notebooks/irregular_pandas.ipynb examples/notebooks/explain_outputs.ipynb
 
 # check fails on unformatted files, vet findings, staticcheck findings or a
 # broken import rule.

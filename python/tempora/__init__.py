@@ -10,7 +10,10 @@ explain runs the tempora command-line program (binary=, the TEMPORA
 environment variable, the program built into the package, or PATH) and
 answers its batches with predict from this process; it takes NumPy arrays
 and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
-e.to_dataframe(), e.plot() and the notebook table show the result;
+A model may return several outputs per instance (a predict_proba of K ≥ 3
+classes, forecast horizons, the steps of a sequence-to-sequence network;
+outputs=): e.outputs holds each output's results. e.to_dataframe(),
+e.plot() and the notebook table show the result;
 as_array(X) is X as explain reads it (NaN where missing), to train or
 check a model on. Data the program refuses (an infinity, an instance with
 nothing observed, sequences aligned at the other end, a missing target,
@@ -32,7 +35,7 @@ from ._calls import ModelInterrupt, ModelTimeoutError
 from ._errors import DataError
 from ._evaluate import evaluate
 from ._explain import Duration, Hierarchy, as_array, explain
-from ._explanation import Accounting, DrawCount, Explanation, Feature, WindowResult
+from ._explanation import Accounting, DrawCount, Explanation, Feature, OutputResult, OutputResults, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
@@ -43,6 +46,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accounting", "BenchProblem", "Client", "DataError", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
-    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
+    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
     "as_array", "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

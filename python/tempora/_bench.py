@@ -91,7 +91,8 @@ class BenchProblem(_ModelServer):
 
 #: A method's output on one problem: global cell scores (features x
 #: timesteps) or per-instance attributions (instances x features x
-#: timesteps, for the problem's first instances).
+#: timesteps, for the problem's first instances; instances x outputs x
+#: features x timesteps for a model of several outputs).
 Output = npt.ArrayLike
 
 #: A method under test: called with each problem, returns its Output.
@@ -181,16 +182,19 @@ class ProblemSet(Sequence[BenchProblem]):
         for p, out, acc in zip(self._problems, outs, accounting):
             a = np.asarray(out, dtype=np.float64)
             _, d, l = p.X.shape
-            if a.ndim == 3 and a.shape[1:] == (d, l) and 1 <= a.shape[0] <= p.X.shape[0]:
-                cells = np.abs(a).mean(axis=0)
+            if a.ndim in (3, 4) and a.shape[-2:] == (d, l) and 1 <= a.shape[0] <= p.X.shape[0]:
+                # The whole model's cells: the mean magnitude over the
+                # instances (and outputs); the program scores the rest.
+                cells = np.abs(a).mean(axis=tuple(range(a.ndim - 2)))
                 np.save(os.path.join(p.path, attr_name), a)
                 kinds.add(3)
             elif a.shape == (d, l):
                 cells = a
                 kinds.add(2)
             else:
-                raise ValueError("%r: output of shape %s; want features x timesteps %s or instances x features x "
-                                 "timesteps (at most %d instances)" % (p, a.shape, (d, l), p.X.shape[0]))
+                raise ValueError("%r: output of shape %s; want features x timesteps %s, instances x features x "
+                                 "timesteps (at most %d instances) or instances x outputs x features x timesteps"
+                                 % (p, a.shape, (d, l), p.X.shape[0]))
             if not np.all(np.isfinite(a)):
                 raise ValueError("%r: the output has non-finite values" % (p,))
             with open(os.path.join(p.path, scores_name), "w", encoding="utf-8") as f:

@@ -4,9 +4,10 @@ imported only when asked for."""
 
 import html
 import math
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ._input import TIME
 
@@ -71,42 +72,82 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         df.insert(1, "members", [[e.features[m].name for m in g.members] for g in e.groups])
         return df.drop(columns=["index"])
     if kind == "cells":
-        d, l = e.cells.shape
-        names = [f.name for f in e.features]
-        index = pd.MultiIndex.from_product([names, range(l)], names=["feature", "timestep"])
-        df = pd.DataFrame({"score": e.cells.reshape(-1)}, index=index)
-        inwin = np.zeros((d, l), dtype=bool)
-        for j, f in enumerate(e.features):
-            if f.window is not None:
-                inwin[j, f.window[0]:f.window[1] + 1] = True
-        df["in_window"] = inwin.reshape(-1)
-        df["important"] = np.repeat([f.important for f in e.features], l)
-        if e.alignment == "end":
-            # End-aligned time: timestep L-1 is every sequence's last step.
-            df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
-        if e.observed is not None and e.observed.shape == (d, l):
-            df["observed"] = e.observed.reshape(-1)
-        if e.times is not None and len(e.times) == l:
-            df[TIME] = e.times * d  # the name of a long DataFrame's time column
-        return df
+        return cells_frame(e, e.cells, e.features)
     raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
 
 
-def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap: str = "viridis") -> Any:
-    """The heat map of the cell scores; see Explanation.plot."""
+def cells_frame(e: "Explanation", cells: "npt.NDArray[np.float64]", features: Sequence["Feature"]) -> Any:
+    """The cells frame of cells (features × timesteps) and their features'
+    results: one row per (feature, timestep)."""
+    pd = _pandas()
+    d, l = cells.shape
+    names = [f.name for f in e.features]
+    index = pd.MultiIndex.from_product([names, range(l)], names=["feature", "timestep"])
+    df = pd.DataFrame({"score": cells.reshape(-1)}, index=index)
+    inwin = np.zeros((d, l), dtype=bool)
+    for j, f in enumerate(features):
+        if f.window is not None:
+            inwin[j, f.window[0]:f.window[1] + 1] = True
+    df["in_window"] = inwin.reshape(-1)
+    df["important"] = np.repeat([f.important for f in features], l)
+    if e.alignment == "end":
+        # End-aligned time: timestep L-1 is every sequence's last step.
+        df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
+    if e.observed is not None and e.observed.shape == (d, l):
+        df["observed"] = e.observed.reshape(-1)
+    if e.times is not None and len(e.times) == l:
+        df[TIME] = e.times * d  # the name of a long DataFrame's time column
+    return df
+
+
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
-        from matplotlib.patches import Rectangle
     except ImportError:
         raise ImportError("plot needs matplotlib (apt-get install python3-matplotlib, or pip install matplotlib)") \
             from None
-    order = list(range(e.num_features))
-    if features is not None:
-        if isinstance(features, bool) or not isinstance(features, (int, np.integer)) or features < 1:
-            raise ValueError("features must be a positive int (how many features to show), got %r" % (features,))
-        order = sorted(order, key=lambda j: (not e.features[j].important, -abs(e.features[j].score), j))
-        order = sorted(order[:int(features)])
-    cells = e.cells[order]
+    return plt
+
+
+def _shown(features: Sequence["Feature"], n: Optional[int]) -> List[int]:
+    """The positions of the features to show: all, or the n most important
+    (the important ones first, then by score), in index order."""
+    order = list(range(len(features)))
+    if n is None:
+        return order
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError("features must be a positive int (how many features to show), got %r" % (n,))
+    order = sorted(order, key=lambda j: (not features[j].important, -abs(features[j].score), j))
+    return sorted(order[:int(n)])
+
+
+def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap: str = "viridis",
+         output: Optional[Union[int, str]] = None, view: Optional[str] = None) -> Any:
+    """The heat map of the cell scores (of one output of several, with
+    output=); see Explanation.plot. _display_outputs.plot draws the
+    overview of several outputs."""
+    plt = _pyplot()
+    if view is not None:
+        raise ValueError("view= applies to the overview of a model with several outputs, without output=; got "
+                         "view=%r" % (view,))
+    feats: Sequence["Feature"] = e.features
+    cells, title = e.cells, "%s: importance per feature and timestep" % e.method
+    if output is not None:
+        if e.outputs is None:
+            raise ValueError("output=%r: the explanation is of a model with one output" % (output,))
+        o = e.outputs[output]
+        where = "" if o.anchor is None else ", anchored at timestep %d" % o.anchor
+        cells, feats = o.cells, o.features
+        title = "%s: output %s (%s)%s: importance per feature and timestep" % (e.method, o.name, e.outputs.kind, where)
+    return heat_map(e, plt, ax, cells, feats, title, features, cmap)
+
+
+def heat_map(e: "Explanation", plt: Any, ax: Any, all_cells: "npt.NDArray[np.float64]",
+             feats: Sequence["Feature"], title: str, features: Optional[int], cmap: str) -> Any:
+    """Draw cells (features × timesteps) with the features' windows boxed."""
+    from matplotlib.patches import Rectangle
+    order = _shown(feats, features)
+    cells = all_cells[order]
     new_figure = ax is None
     if ax is None:
         height = max(2.0, min(12.0, 0.35 * len(order) + 1.2))
@@ -116,7 +157,7 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
     ax.figure.colorbar(im, ax=ax, label="importance score")
     labels = []
     for row, j in enumerate(order):
-        f = e.features[j]
+        f = feats[j]
         mark = ""
         if f.important:
             mark = " *"
@@ -128,6 +169,19 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
                                    linewidth=2 if significant else 1, linestyle="-" if significant else ":"))
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels(labels)
+    time_axis(e, ax)
+    ax.set_ylabel("feature")
+    if any(f.window is not None for f in feats):
+        title += "\n* important (FDR), o ordering matters; boxes: windows (solid: significant)"
+    ax.set_title(title, fontsize=10)
+    if new_figure:
+        ax.figure.tight_layout()  # the two-line title and the axis label inside the figure
+    return ax
+
+
+def time_axis(e: "Explanation", ax: Any) -> None:
+    """Label ax's x axis with the explanation's timesteps: a DataFrame's
+    time values, or 0-based timesteps (end-aligned or not)."""
     if e.times is not None and len(e.times) == e.num_timesteps:
         # A DataFrame's own time values label the timesteps.
         step = max(1, -(-e.num_timesteps // 12))
@@ -141,14 +195,6 @@ def plot(e: "Explanation", ax: Any = None, features: Optional[int] = None, cmap:
         ax.set_xlabel("timestep (0-based, end-aligned: %d is every sequence's last step)" % (e.num_timesteps - 1))
     else:
         ax.set_xlabel("timestep (0-based)")
-    ax.set_ylabel("feature")
-    title = "%s: importance per feature and timestep" % e.method
-    if any(f.window is not None for f in e.features):
-        title += "\n* important (FDR), o ordering matters; boxes: windows (solid: significant)"
-    ax.set_title(title, fontsize=10)
-    if new_figure:
-        ax.figure.tight_layout()  # the two-line title and the axis label inside the figure
-    return ax
 
 
 def _fmt(v: Any) -> str:
@@ -163,7 +209,9 @@ def _fmt(v: Any) -> str:
 
 def repr_html(e: "Explanation", limit: int = 30) -> str:
     """A notebook's HTML view: a heading line and the feature table
-    (important features first, then by score), at most limit rows."""
+    (important features first, then by score), at most limit rows (for a
+    model with several outputs, the whole model's: _display_outputs adds
+    the outputs' table)."""
     tests = any(not math.isnan(f.p_value) for f in e.features)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
     if tests:
@@ -186,13 +234,20 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     if len(order) > limit:
         more = "<p>&hellip; %d more features (to_dataframe() has them all)</p>" % (len(order) - limit)
     a = e.accounting
-    summary = ("<p><b>%s</b>: %d features &times; %d timesteps%s; important: %s; %d model calls, %d instance "
+    summary = ("<p><b>%s</b>: %d features &times; %d timesteps%s%s; important%s: %s; %d model calls, %d instance "
                "evaluations, %.1f s</p>" % (
                    html.escape(e.method), e.num_features, e.num_timesteps,
                    " (end-aligned)" if e.alignment == "end" else "",
+                   "" if e.outputs is None else ", %d %s" % (len(e.outputs), html.escape(e.outputs.kind)),
+                   "" if e.outputs is None else " to the whole model",
                    html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
                    a.instance_evaluations, a.runtime_seconds))
-    warn = "".join("<p>warning: %s</p>" % html.escape(w) for w in e.warnings)
+    # A warning repeated (one per output of a model with several) is shown once, with its count.
+    counts: Dict[str, int] = {}
+    for w in e.warnings:
+        counts[w] = counts.get(w, 0) + 1
+    warn = "".join("<p>warning: %s%s</p>" % (html.escape(w), " (&times;%d)" % n if n > 1 else "")
+                   for w, n in counts.items())
     missing = _missing_summary(e)
     if missing:
         summary += "<p>%s</p>" % html.escape(missing)

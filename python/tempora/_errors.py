@@ -70,18 +70,19 @@ def _int(info: Mapping[str, Any], key: str) -> Optional[int]:
 
 
 def program_error(message: str, info: Optional[Dict[str, Any]], data: Optional[Data] = None,
-                  y_shape: Optional[Tuple[int, ...]] = None) -> TemporaError:
+                  y_shape: Optional[Tuple[int, ...]] = None, outputs: Optional[Tuple[str, int]] = None) -> TemporaError:
     """The exception for the program's failure: its one-line message and
     its error object (None if it sent none). With data (X as written for
     the program) and y_shape (the caller's y's shape), a data kind becomes a
     DataError in the caller's terms and a prediction error names the
     DataFrame's instance; a model kind is a ModelError; anything else a
-    TemporaError with the program's message."""
+    TemporaError with the program's message. outputs is (kind, K) for a
+    model with several outputs."""
     kind = None if info is None else info.get("kind")
     if kind in MODEL_KINDS:
         return ModelError(_prediction_message(message, info, data) if info is not None else message, info=info)
     if info is not None and kind in ARGUMENTS and data is not None:
-        return data_error(info, data, y_shape)
+        return data_error(info, data, y_shape, outputs)
     return TemporaError(message, info=info)
 
 
@@ -101,8 +102,10 @@ def _prediction_message(message: str, info: Dict[str, Any], data: Optional[Data]
     return "; ".join([message] + extra)
 
 
-def data_error(info: Dict[str, Any], data: Data, y_shape: Optional[Tuple[int, ...]] = None) -> DataError:
-    """The DataError of a data kind, in the caller's terms."""
+def data_error(info: Dict[str, Any], data: Data, y_shape: Optional[Tuple[int, ...]] = None,
+               outputs: Optional[Tuple[str, int]] = None) -> DataError:
+    """The DataError of a data kind, in the caller's terms (outputs: (kind,
+    K) of a model with several outputs)."""
     kind = str(info.get("kind"))
     i, j, t = _int(info, "instance"), _int(info, "feature"), _int(info, "timestep")
     count = _int(info, "count")
@@ -138,9 +141,13 @@ def data_error(info: Dict[str, Any], data: Data, y_shape: Optional[Tuple[int, ..
                    "not be missing)" % (count, at))
         else:
             msg = "y: the target at %s is %s: %s" % (at, info.get("value"), detail)
+    elif kind == "targets" and outputs is not None and outputs[0] != "classes":
+        msg = "y must have one target per instance of X and output (%s), shape (%d, %d); got %s" % (
+            outputs[0], m, outputs[1], y_shape if y_shape is not None else "%s values" % count)
     elif kind == "targets":
-        msg = "y must have one target per instance of X, shape (%d,); got %s" % (
-            m, y_shape if y_shape is not None else "(%s,)" % count)
+        msg = "y must have one %s per instance of X, shape (%d,); got %s" % (
+            "class label" if outputs is not None else "target", m,
+            y_shape if y_shape is not None else "(%s,)" % count)
     elif kind == "feature-names":
         msg = _names_message(info, data, argument)
     elif kind == "shape" and data.source != "frame":

@@ -35,7 +35,8 @@ def evaluate(problem: Union[StrPath, ProblemSet], scores: Any, method: Optional[
     On one problem (problem a directory written by tempora synth or
     tempora problems; scores an Explanation, a D x L matrix of cell scores,
     or an M x D x L array of per-instance attributions for the first M
-    instances): ``tempora evaluate``'s metrics (feature and timestep power
+    instances, M x K x D x L for a model of K outputs): ``tempora
+    evaluate``'s metrics (feature and timestep power
     and FDR, AUROC and AUPRC, and for attributions the per-instance metrics
     of docs/records.md) as a dict from metric name to value.
 

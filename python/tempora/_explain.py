@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from . import _calls, _errors, _input, _progress, _protocol
+from . import _calls, _errors, _input, _outputs, _progress, _protocol
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary, run
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -159,7 +159,7 @@ def _held(x_path: Optional[str]) -> Optional["npt.NDArray[np.float64]"]:
 
 
 def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_factory: bool,
-                 inherited: Sequence[int], x_path: Optional[str] = None) -> None:
+                 inherited: Sequence[int], x_path: Optional[str] = None, outputs: int = 0) -> None:
     """Serve one model connection in a separate process (model_procs > 1).
     inherited lists descriptors a forked worker must close (the other
     connections), so that only their owners keep them open."""
@@ -184,7 +184,7 @@ def _worker_main(sock: _Fd, buf: _Fd, size: int, target: Callable[..., Any], is_
     else:
         predict = target
     try:
-        _protocol.serve_socket(predict, conn, shared=mm, held=_held(x_path))
+        _protocol.serve_socket(predict, conn, shared=mm, held=_held(x_path), **_announce(outputs))
     except (BrokenPipeError, ConnectionResetError):
         pass
     finally:
@@ -210,7 +210,9 @@ _SKLEARN = {
 def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             method: Optional[str] = None, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
             alignment: str = "start", mask: Any = None,
-            classes: Optional[Sequence[Any]] = None, hierarchy: Optional[Hierarchy] = None,
+            classes: Optional[Sequence[Any]] = None, outputs: Optional[str] = None,
+            output_names: Optional[Sequence[Any]] = None, output_anchors: Optional[Sequence[int]] = None,
+            target: Any = None, hierarchy: Optional[Hierarchy] = None,
             seed: Optional[int] = None, workers: Optional[int] = None,
             model_procs: int = 1, model_factory: Optional[Callable[[], Predict]] = None, mp_context: str = "spawn",
             model_timeout: Optional[Duration] = None, binary: Optional[StrPath] = None, verbose: bool = False,
@@ -239,6 +241,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         predict must give each instance the same prediction whatever batch
         it comes in. It runs in this process, so a model held in a notebook
         is used as is.
+        A model of several outputs (outputs=) returns an ``(m, K)`` array:
+        predict_proba's K columns (in classes_ order), K horizons, or one
+        value per output step (a PyTorch ``(m, L_out, 1)`` output is read
+        as ``(m, L_out)``); a PyTorch classifier of classes outputs
+        probabilities (``nn.Sequential(model, nn.Softmax(-1))``).
     X : numpy.ndarray, torch.Tensor, list of arrays or pandas.DataFrame
         The data. An array has shape ``(instances, features, timesteps)``
         (layout="ndl") or ``(instances, timesteps, features)``
@@ -264,14 +271,23 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         refuses as a DataError naming the instance, feature and time in
         X's terms). ``tempora.as_array(X, ...)`` gives the array predict's
         batches come from, checked by the program.
-    y : array-like or pandas.Series
+    y : array-like, pandas.Series or pandas.DataFrame
         One target per instance (a Series is aligned with a DataFrame X by
         its index). For classification, labels of any type: 0/1 values are
         used as they are; otherwise the two distinct labels are sorted and
         the second is the positive class (``classes=`` chooses), so False <
-        True, 0 < 1 and "no" < "yes".
+        True, 0 < 1 and "no" < "yes". With K ≥ 3 labels (or a
+        predict_proba of K ≥ 3 classes_) the model's outputs are classes:
+        each label becomes its class's position in classes_ (or in
+        ``classes=``, else in the sorted labels). For horizons and steps,
+        K targets per instance, NaN where an output has none: an array
+        ``(instances, K)``, a wide DataFrame (indexed by instance, one
+        column per output, whose names become the outputs' names) or a
+        long one (columns instance, output, value; an (instance, output)
+        without a row has no target).
     task : {"regression", "classification"}
-        What predict returns (classification is binary).
+        What predict returns: values, or probabilities (of the positive
+        class, of K classes, or of each horizon or step being 1).
     method : str, optional
         One of the program's methods (``tempora.method_table().names``,
         without regard to case); by default TIME.
@@ -290,8 +306,31 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         shape (for a list X, a list of arrays of its arrays' shapes):
         unobserved cells become NaN before anything else. A DataFrame marks
         its missing values itself.
-    classes : (negative, positive), optional
-        The two class labels of y, the positive one second.
+    classes : (negative, positive) or K labels, optional
+        The two class labels of y, the positive one second; or the K ≥ 3
+        labels of a classifier of classes, in the order of its outputs (a
+        predict_proba's classes_ must agree).
+    outputs : {"classes", "horizons", "steps"}, optional
+        What a model of several outputs returns (docs/python.md, "Models
+        with several outputs"): the probabilities of K ≥ 3 classes, K
+        forecasts after the sequence (output k anchored at timestep L+k),
+        or one output per step of a sequence-to-sequence model (output s
+        anchored at input timestep s). Default: one output, or classes
+        when predict_proba has K ≥ 3 classes_ or y K ≥ 3 labels; targets
+        of K columns without outputs= are an error asking which.
+    output_names : sequence of str, optional
+        The K outputs' names (default: the classes' labels, a targets
+        DataFrame's outputs, else "0", "1", ...).
+    output_anchors : sequence of int, optional
+        Each output's timestep on the input's time axis (horizons and
+        steps; default: the kind's; steps named by times of a DataFrame X
+        are anchored at those times). Windows are also reported in lags
+        from it.
+    target : int or str, optional
+        The output a method explains alone, as captum's ``target``: its
+        position or name. It is another name for the method parameter
+        ``output`` (pass one of them); TIME explains every output, the
+        baselines the whole model unless given one.
     hierarchy : dict, list or path, optional
         A feature-group tree (the JSON form of ``-hierarchy``, or the path
         of such a file): TIME tests groups top-down.
@@ -343,7 +382,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     -------
     Explanation
         Per-feature results, cell scores, accounting; ``to_dataframe()``,
-        ``plot()``, and a table in notebooks.
+        ``plot()``, and a table in notebooks. For a model of several
+        outputs, ``outputs`` holds each output's results.
 
     Raises
     ------
@@ -389,11 +429,18 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         raise TypeError("predict must be a model (a function, an estimator, a PyTorch module), got None")
     data = _input.as_data(X, layout, feature_names, alignment, mask)
     Xa = data.X
-    ya, labels = _input.as_targets(y, task, Xa.shape[0], data.instances, classes)
-    predict = _input.as_predict(predict, task, data.layout, labels)
-    if model_factory is not None and (data.layout != "ndl" or task == "classification"):
+    ya, spec = _outputs.targets(y, task, data, classes, outputs, output_names, output_anchors, predict)
+    labels = None
+    if spec is None:
+        if output_names is not None or output_anchors is not None:
+            raise ValueError("output_names= and output_anchors= apply to a model with several outputs (outputs=)")
+        ya, labels = _input.as_targets(ya, task, Xa.shape[0], data.instances, classes)
+    k = spec.k if spec is not None else 0
+    predict = _input.as_predict(predict, task, data.layout, labels, k)
+    if model_factory is not None and (data.layout != "ndl" or task == "classification" or spec is not None):
         raw_factory = model_factory
-        model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels)
+        model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels, k)
+    _output_option(options, target, spec)
     if isinstance(model_procs, bool) or not isinstance(model_procs, (int, np.integer)) or model_procs < 1:
         raise ValueError("model_procs must be a positive integer, got %r" % (model_procs,))
     model_procs = int(model_procs)
@@ -403,9 +450,14 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     table = method_table(exe)
     m = table.lookup(method) if method is not None else table.default_method()
     structured = _structured(table)
+    if target is not None and all(p.keyword != "output" for p in table.params(m)):
+        takes = [x.name for x in table.methods if any(p.keyword == "output" for p in table.params(x))]
+        raise TypeError("explain(): target= chooses the one output a method explains, and %s takes none (it explains "
+                        "%s); the methods that do: %s" % (m.name, "every output" if spec is not None else "the model",
+                                                         ", ".join(takes) or "none in %s" % exe))
 
     def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
-                hierarchy_path: Optional[str]) -> List[str]:
+                hierarchy_path: Optional[str], output_names_path: Optional[str]) -> List[str]:
         """The program's command line (but for -model-fd, which _run adds):
         the flags explain sets itself, then the options as flags. A flag
         on it may not be passed as an option."""
@@ -418,24 +470,30 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
                 raise ValueError("alignment=%r needs a tempora program with -alignment; %s is older"
                                  % (data.alignment, exe))
             args += ["-alignment", data.alignment]
+        if spec is not None:
+            if table.flag("outputs") is None:
+                raise ValueError("a model with several outputs (%s) needs a tempora program with -outputs; %s is older"
+                                 % (spec.kind, exe))
+            args += spec.flags(output_names_path)
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
-        return args + command_flags(table, m, opts, set(_own_flags(args)) | {"model-fd", "quiet"}, "explain()")
+        fixed = set(_own_flags(args)) | {"model-fd", "quiet", "outputs", "output-names", "output-anchors"}
+        return args + command_flags(table, m, opts, fixed, "explain()")
 
     # Check the options before anything is written or started.
-    command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None)
+    command("", "", "", "" if names is not None else None, "" if hierarchy is not None else None, "")
 
-    target: Optional[Callable[..., Any]] = None
+    served: Optional[Callable[..., Any]] = None
     is_factory, ctx = False, None
     if model_procs > 1:
         if model_factory is not None:
-            target, is_factory = model_factory, True
+            served, is_factory = model_factory, True
         else:
-            target = predict
+            served = predict
         ctx = multiprocessing.get_context(mp_context)
         if ctx.get_start_method() != "fork":
             try:
-                pickle.dumps(target)
+                pickle.dumps(served)
             except Exception as exc:
                 what = "model_factory" if is_factory else "predict"
                 raise ValueError(
@@ -459,16 +517,19 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             h_path = os.path.join(tmp, "hierarchy.json")
             with open(h_path, "w", encoding="utf-8") as f:
                 json.dump(hierarchy, f)
-        args = [exe] + command(x_path, y_path, json_path, names_path, h_path)
+        args = [exe] + command(x_path, y_path, json_path, names_path, h_path,
+                               spec.write_names(tmp) if spec is not None else None)
         guard = _calls.Guard(predict, _calls.seconds(model_timeout))  # model_timeout and Ctrl-C (_calls.py)
         reporter = _progress.Progress(m.name, enabled=progress, echoed=verbose)
         # What names the program's errors in the caller's terms: the data
         # as written, y's shape, and the files by the arguments they hold.
         failure = _Failure(data, np.shape(ya), {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
-                                                h_path or "\0": "the hierarchy= file", json_path: "the explanation"})
+                                                h_path or "\0": "the hierarchy= file", json_path: "the explanation",
+                                                os.path.join(tmp, "output-names.json"): "output_names"},
+                           spec)
         try:
-            e = _run(args, guard, model_procs, shared_bytes, target, is_factory, ctx, verbose, json_path,
-                     out_path, failure, reporter, x_path)
+            e = _run(args, guard, model_procs, shared_bytes, served, is_factory, ctx, verbose, json_path,
+                     out_path, failure, reporter, x_path, k)
         finally:
             reporter.close()
             guard.close()
@@ -503,10 +564,25 @@ def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[st
     return out
 
 
-def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any) -> Any:
+def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any, outputs: int = 0) -> Any:
     """model_factory's model, adapted as explain adapts predict (a
     module-level function, so that the partial of it pickles)."""
-    return _input.as_predict(factory(), task, layout, labels)
+    return _input.as_predict(factory(), task, layout, labels, outputs)
+
+
+def _output_option(options: Dict[str, Any], target: Any, spec: Optional[_outputs.Spec]) -> None:
+    """The method's output parameter (output=, of which target= is
+    captum's name) as the program takes it: the output's name, or its
+    position as text (Spec.output_value)."""
+    if target is not None:
+        if options.get("output") is not None:
+            raise TypeError("explain() got target= and output=: target is captum's name for output; pass one")
+        options["output"] = target
+    value = options.get("output")
+    if value is not None and spec is not None:
+        options["output"] = spec.output_value(value)
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        options["output"] = str(int(value))
 
 
 def _structured(table: Any) -> List[str]:
@@ -563,11 +639,13 @@ class _Failure:
     (_errors.program_error): the data as written, y's shape, and the
     temporary files by the arguments they hold."""
 
-    def __init__(self, data: _input.Data, y_shape: Any, paths: Mapping[str, str]) -> None:
+    def __init__(self, data: _input.Data, y_shape: Any, paths: Mapping[str, str],
+                 outputs: Optional[_outputs.Spec] = None) -> None:
         self.data, self.y_shape, self.paths = data, tuple(y_shape), paths
+        self.outputs = None if outputs is None else (outputs.kind, outputs.k)
 
     def error(self, message: str, info: Optional[Dict[str, Any]]) -> TemporaError:
-        return _errors.program_error(_renamed(message, self.paths), info, self.data, self.y_shape)
+        return _errors.program_error(_renamed(message, self.paths), info, self.data, self.y_shape, self.outputs)
 
 
 def _renamed(msg: str, paths: Mapping[str, str]) -> str:
@@ -585,14 +663,22 @@ def _renamed(msg: str, paths: Mapping[str, str]) -> str:
     return msg
 
 
+def _announce(outputs: int) -> Dict[str, Any]:
+    """The keywords that make the model side announce its outputs in its
+    hello (docs/protocol.md): K for a model of two or more, none for one
+    output, whose hello is as it always was."""
+    return {"outputs": outputs} if outputs >= 2 else {}
+
+
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
          out_path: str, failure: _Failure, reporter: Optional[_progress.Progress] = None,
-         x_path: Optional[str] = None) -> Explanation:
+         x_path: Optional[str] = None, outputs: int = 0) -> Explanation:
     """Run the program args with n model connections (this process serves
     the first with predict). With x_path, the data file the program reads,
     each connection says in its hello that it holds that data from the
-    start, so that the program does not send it back."""
+    start, so that the program does not send it back. outputs is the number
+    of outputs of a model with several (0 for one)."""
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None
@@ -615,14 +701,16 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
             assert ctx is not None and target is not None
             others = [fd for o in conns if o is not c for fd in (o.ours.fileno(), o.buf_fd) if fd >= 0] if forked else []
             p = ctx.Process(target=_worker_main,  # type: ignore[attr-defined]
-                            args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others, x_path),
+                            args=(_Fd(c.ours.fileno()), _Fd(c.buf_fd), c.size, target, is_factory, others, x_path,
+                                  outputs),
                             name="tempora-model", daemon=True)
             p.start()
             procs.append(p)
             c.close()  # the worker holds its own copies
         main = conns[0]
         try:
-            first = _protocol.serve_socket(predict, main.ours, shared=main.map(), held=_held(x_path))
+            first = _protocol.serve_socket(predict, main.ours, shared=main.map(), held=_held(x_path),
+                                           **_announce(outputs))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the program ended; its exit status tells why
         except _protocol.ProtocolError as exc:

@@ -4,7 +4,7 @@ JSON output (the format of ``tempora explain -json``)."""
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -40,11 +40,19 @@ class WindowResult:
     ordering_p_value: float
     ordering_p_adjusted: float
     ordering_important: bool  # the order within this window matters
+    # The window in lag coordinates of the output it explains, (first lag,
+    # last lag) inclusive: lag = the output's anchor − timestep, so lag 0
+    # is the output's own timestep and a negative lag lies after it. None
+    # for the whole model, one output, and outputs without an anchor
+    # (classes).
+    lag: Optional[Tuple[int, int]] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "WindowResult":
         """The WindowResult of one entry of a feature's JSON "windows"."""
+        lag = d.get("lag")
         return cls(
+            lag=None if lag is None else _window(lag),
             window=_window(d["window"]), start_range=_window(d["start_range"]), end_range=_window(d["end_range"]),
             score=float(d["score"]), p_value=_p(d.get("p_value")), p_adjusted=_p(d.get("p_adjusted")),
             significant=bool(d.get("significant", False)),
@@ -83,6 +91,9 @@ class Feature:
     window_ordering_p_value: float
     window_ordering_important: bool  # the order within its window matters
     windows: Tuple[WindowResult, ...] = ()  # every window, in time order
+    future_p_value: float = NAN
+    future_p_adjusted: float = NAN  # Benjamini-Hochberg, within the node's causal family
+    reads_future: bool = False  # the output reads timesteps after its anchor
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Feature":
@@ -104,7 +115,18 @@ class Feature:
             window_ordering_p_value=_p(d.get("window_ordering_p_value")),
             window_ordering_important=bool(d.get("window_ordering_important", False)),
             windows=tuple(WindowResult.from_json(w) for w in d.get("windows") or []),
+            future_p_value=_p(d.get("future_p_value")), future_p_adjusted=_p(d.get("future_p_adjusted")),
+            reads_future=bool(d.get("reads_future", False)),
         )
+
+    @property
+    def lag(self) -> Optional[Tuple[int, int]]:
+        """The lag coordinates of window (the entry of windows that is
+        window), or None (no window, or an output without an anchor)."""
+        for w in self.windows:
+            if w.window == self.window:
+                return w.lag
+        return None
 
 
 @dataclass(frozen=True)
@@ -133,6 +155,116 @@ class Accounting:
     runtime_seconds: float  # wall time of the method in the tempora program
     incomplete: bool  # stopped on a budget before its own stopping rule
     draws: Tuple[DrawCount, ...] = ()  # per kind of permutation test, in order
+
+
+#: The outputs' kinds (tempora's OutputKind): the probabilities of K ≥ 3
+#: classes, K forecast horizons after the sequence, or one output per step
+#: of a sequence-to-sequence model.
+OUTPUT_KINDS = ("classes", "horizons", "steps")
+
+
+@dataclass(frozen=True)
+class OutputResult:
+    """One output's results, for a model with several outputs: the
+    features (and groups) tested on that output's loss, and its cells.
+
+    TIME tests a feature on an output only when the feature is important
+    to the whole model (the output family under it); features it did not
+    reach have tested False. Windows are in timesteps (window) and, for an
+    output with an anchor, in lags from it (WindowResult.lag).
+    """
+
+    index: int  # the output's position, 0 to K-1
+    name: str
+    anchor: Optional[int]  # its timestep on the input's time axis (None for classes)
+    features: Tuple[Feature, ...]
+    groups: Tuple[Feature, ...]
+    cells: "npt.NDArray[np.float64]"  # (features, timesteps), read-only
+
+    @property
+    def important(self) -> List[str]:
+        """Names of the features important to this output, in index order."""
+        return [f.name for f in self.features if f.important]
+
+    def feature(self, key: Union[int, str]) -> Feature:
+        """The Feature with this name, or this index if key is an int."""
+        return _find(self.features, key)
+
+
+class OutputResults(Sequence[OutputResult]):
+    """An explanation's results per output (Explanation.outputs, None for a
+    model with one output): a sequence of OutputResult, indexed by position
+    or by name.
+
+    Attributes:
+        kind: "classes", "horizons" or "steps".
+        names: the outputs' names, in order.
+        anchors: each output's timestep on the input's time axis (a
+            forecast's lies after the last timestep), or None for classes.
+        causal_checked: every feature important to an output with an
+            anchor inside the sequence was tested on the timesteps after it.
+        reads_future: some output reads timesteps after its anchor
+            (Feature.reads_future says which).
+    """
+
+    def __init__(self, doc: Mapping[str, Any], d: int, l: int) -> None:
+        self.kind: str = str(doc["kind"])
+        self.names: List[str] = [str(n) for n in doc["names"]]
+        anchors = doc.get("anchors")
+        self.anchors: Optional[List[int]] = None if anchors is None else [int(a) for a in anchors]
+        self.causal_checked: bool = bool(doc.get("causal_checked", False))
+        self.reads_future: bool = bool(doc.get("reads_future", False))
+        outs = []
+        for k, o in enumerate(doc["per_output"]):
+            cells = np.array(o["cells"], dtype=np.float64).reshape(d, l)
+            cells.setflags(write=False)
+            outs.append(OutputResult(
+                index=k, name=str(o["name"]), anchor=None if self.anchors is None else self.anchors[k],
+                features=tuple(Feature.from_json(f) for f in o["features"]),
+                groups=tuple(Feature.from_json(g) for g in o.get("groups") or []), cells=cells))
+        self._outputs = outs
+
+    @overload
+    def __getitem__(self, key: Union[int, str]) -> OutputResult: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> Sequence[OutputResult]: ...
+
+    def __getitem__(self, key: Union[int, str, slice]) -> Union[OutputResult, Sequence[OutputResult]]:
+        if isinstance(key, slice):
+            return self._outputs[key]
+        return self._outputs[self.position(key)]
+
+    def position(self, key: Union[int, str]) -> int:
+        """The position of the output named key, or key itself if it is an
+        int (negative counts from the end)."""
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            k = int(key)
+            if not -len(self._outputs) <= k < len(self._outputs):
+                raise IndexError("output %d: the model has %d outputs" % (k, len(self._outputs)))
+            return k % len(self._outputs)
+        if key in self.names:
+            return self.names.index(str(key))
+        raise KeyError("no output named %r (the outputs are %s)" % (key, ", ".join(self.names)))
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __iter__(self) -> Iterator[OutputResult]:
+        return iter(self._outputs)
+
+    def __repr__(self) -> str:
+        return "<OutputResults: %d %s %s>" % (len(self), self.kind, self.names)
+
+
+def _find(features: Sequence[Feature], key: Union[int, str]) -> Feature:
+    """The Feature with this name, or this index if key is an int."""
+    if isinstance(key, (int, np.integer)):
+        return features[int(key)]
+    for f in features:
+        if f.name == key:
+            return f
+    raise KeyError("no feature named %r" % (key,))
 
 
 class Explanation:
@@ -166,6 +298,17 @@ class Explanation:
             timesteps): the share of instances with an observed value of the
             feature at the timestep (a window where few instances are
             observed rests on few); None for complete data.
+        outputs: for a model with several outputs (class probabilities,
+            forecast horizons, the steps of a sequence-to-sequence model),
+            each output's results (OutputResults, indexed by position or
+            name); None for a model with one output. features, groups and
+            cells are then the whole model's: its loss (the categorical
+            cross-entropy for classes, else the mean of the outputs' losses)
+            when a feature is permuted.
+        output: the name of the one output explained, when a method was
+            asked to explain one output of several (output=, or target=):
+            features, groups and cells are then that output's, and outputs
+            is None; None for an explanation of the whole model.
 
     lengths, missing_rate and observed are the program's data summary,
     members of the JSON form (written only for data with missing values;
@@ -204,6 +347,10 @@ class Explanation:
             self.lengths = np.array(doc["lengths"], dtype=np.int64)
             self.missing_rate = np.array(doc["missing_rate"], dtype=np.float64)
             self.observed = np.array(doc["observed"], dtype=np.float64).reshape(d, l)
+        self.output: Optional[str] = None if doc.get("output") is None else str(doc["output"])
+        self.outputs: Optional[OutputResults] = None
+        if doc.get("outputs") is not None:
+            self.outputs = OutputResults(doc["outputs"], d, l)
 
     def _describe_data(self, times: Optional[List[Any]]) -> None:
         """Record a DataFrame's time values, which tempora.explain knows
@@ -226,12 +373,7 @@ class Explanation:
 
     def feature(self, key: Union[int, str]) -> Feature:
         """The Feature with this name, or this index if key is an int."""
-        if isinstance(key, (int, np.integer)):
-            return self.features[int(key)]
-        for f in self.features:
-            if f.name == key:
-                return f
-        raise KeyError("no feature named %r" % (key,))
+        return _find(self.features, key)
 
     def to_dict(self) -> Dict[str, Any]:
         """The explanation as the program's JSON document (a fresh copy)."""
@@ -275,36 +417,69 @@ class Explanation:
         -------
         pandas.DataFrame
         """
+        if self.outputs is not None:
+            from . import _display_outputs
+            return _display_outputs.to_dataframe(self, kind)
         from . import _display
         return _display.to_dataframe(self, kind)
 
-    def plot(self, ax: Any = None, features: Optional[int] = None, cmap: str = "viridis") -> Any:
-        """Draw the importance heat map (features × timesteps) with matplotlib.
+    def plot(self, ax: Any = None, features: Optional[int] = None, cmap: str = "viridis",
+             output: Optional[Union[int, str]] = None, view: Optional[str] = None) -> Any:
+        """Draw the explanation with matplotlib.
 
-        Each row is a feature, each column a 0-based timestep, coloured by
-        the cell score. Each of a feature's windows is boxed (solid: the
-        window test is significant; dotted: searched but not significant); "*" after a
+        For a model with one output (and for one output of several, with
+        output=), the importance heat map (features × timesteps): each row
+        is a feature, each column a 0-based timestep, coloured by the cell
+        score. Each of a feature's windows is boxed (solid: the window test
+        is significant; dotted: searched but not significant); "*" after a
         name marks an important feature (FDR-controlled), "o" one whose
         ordering matters.
+
+        For a model with several outputs (without output=), a figure of
+        two parts: the overview of which output each feature drives (a
+        row per feature; a column for the whole model and one per class,
+        horizon or output step, coloured by the feature's score on that
+        output's loss; "*" important to it, "!" the output reads the
+        feature after its own step, TIME's causal check; blank: not
+        tested), and below it a panel per feature with windows: a row per
+        output with its windows boxed, in lags from the output's anchor
+        (lag 0 is the output's own timestep; the past on the left, the
+        shaded lags after it) for horizons and steps, in timesteps for
+        classes.
 
         Parameters
         ----------
         ax : matplotlib Axes, optional
-            Where to draw (default: a new figure).
+            Where to draw (default: a new figure). With several outputs,
+            ax draws one view (default "outputs").
         features : int, optional
             Show only this many features: the important ones first, then by
             score (in index order on the plot).
         cmap : str, default "viridis"
             The matplotlib colour map.
+        output : int or str, optional
+            The heat map of this output (its position or name) of a model
+            with several outputs.
+        view : {"outputs", "windows", "cells"}, optional
+            With several outputs and no output=, one part only: the
+            overview, the windows per output, or the whole model's heat
+            map.
 
         Returns
         -------
-        matplotlib.axes.Axes
+        matplotlib.axes.Axes, or for the two parts of several outputs a
+        list of Axes (the overview first, then the window panels).
         """
+        if self.outputs is not None and output is None:
+            from . import _display_outputs
+            return _display_outputs.plot(self, ax, features, cmap, view)
         from . import _display
-        return _display.plot(self, ax=ax, features=features, cmap=cmap)
+        return _display.plot(self, ax=ax, features=features, cmap=cmap, output=output, view=view)
 
     def _repr_html_(self) -> str:
+        if self.outputs is not None:
+            from . import _display_outputs
+            return _display_outputs.repr_html(self)
         from . import _display
         return _display.repr_html(self)
 
@@ -314,5 +489,10 @@ class Explanation:
         return repr(self)
 
     def __repr__(self) -> str:
-        return "<Explanation %s: %d features x %d timesteps, important %s>" % (
-            self.method, self.num_features, self.num_timesteps, self.important)
+        of = ""
+        if self.outputs is not None:
+            of = ", %d %s" % (len(self.outputs), self.outputs.kind)
+        elif self.output is not None:
+            of = ", output %s" % self.output
+        return "<Explanation %s: %d features x %d timesteps%s, important %s>" % (
+            self.method, self.num_features, self.num_timesteps, of, self.important)

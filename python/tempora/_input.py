@@ -423,10 +423,13 @@ def _unique(a: "npt.NDArray[Any]") -> List[Any]:
 class Adapted:
     """A predict function for the program's batches, made from a model as
     the caller has it. Module-level and holding only the model, so that it
-    pickles when the model does (model_procs > 1)."""
+    pickles when the model does (model_procs > 1). outputs is the number of
+    outputs of a model with several (its answers are checked and shaped
+    (m, outputs)), or 0 for a model with one output."""
 
-    def __init__(self, model: Any, kind: str, layout: str, task: str, positive: int) -> None:
+    def __init__(self, model: Any, kind: str, layout: str, task: str, positive: int, outputs: int = 0) -> None:
         self.model, self.kind, self.layout, self.task, self.positive = model, kind, layout, task, positive
+        self.outputs = outputs
 
     def __call__(self, batch: "npt.NDArray[np.float64]") -> Any:
         x: Any = batch.transpose(0, 2, 1) if self.layout == "nld" else batch
@@ -449,11 +452,29 @@ class Adapted:
         else:
             out = self.model(x)
         out = _to_numpy(out)
+        if self.outputs:
+            return shaped(out, len(batch), self.outputs)
         if self.task == "classification":
             a = np.asarray(out)
             if a.ndim == 2 and a.shape[1] == 2:
                 return a[:, self.positive]
         return out
+
+
+def shaped(out: Any, m: int, k: int) -> "npt.NDArray[np.float64]":
+    """A model's answer for m instances of k outputs as an (m, k) array:
+    (m, k) as it is, (m, k, 1) (a sequence model's one value per step)
+    and, for k = 1, (m,) reshaped."""
+    a = np.asarray(_to_numpy(out), dtype=np.float64)
+    if a.ndim == 3 and a.shape[2] == 1:
+        a = a[:, :, 0]
+    if a.ndim == 1 and k == 1:
+        a = a.reshape(-1, 1)
+    if a.shape != (m, k):
+        raise ValueError("predict returned an array of shape %s for a batch of %d instances; the model has %d outputs, "
+                         "want (%d, %d)%s" % (a.shape, m, k, m, k,
+                                              " (or (%d, %d, 1))" % (m, k) if k > 1 else ""))
+    return a
 
 
 def _positive_column(model: Any, labels: Optional[Tuple[Any, Any]]) -> int:
@@ -470,30 +491,32 @@ def _positive_column(model: Any, labels: Optional[Tuple[Any, Any]]) -> int:
     return int(known.index(pos))
 
 
-def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, Any]]) -> Any:
+def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, Any]], outputs: int = 0) -> Any:
     """A predict function of the program's (m, D, L) batches for model: a
     function, a scikit-learn estimator or its bound predict/predict_proba, a
-    PyTorch module, or a Keras-style model."""
+    PyTorch module, or a Keras-style model. outputs is the number of
+    outputs of a model with several, 0 for one output."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(model, torch.nn.Module):
         if model.training:
             warnings.warn("predict: the PyTorch module is in training mode, where dropout and batch normalisation "
                           "make its predictions depend on the batch; call model.eval() before explaining it",
                           RuntimeWarning, stacklevel=3)
-        return Adapted(model, "torch", layout, task, 1)
+        return Adapted(model, "torch", layout, task, 1, outputs)
     mod = type(model).__module__ or ""
     if mod.split(".")[0] in ("keras", "tensorflow", "tf_keras") and hasattr(model, "predict"):
-        return Adapted(model, "keras", layout, task, 1)
+        return Adapted(model, "keras", layout, task, 1, outputs)
     if not callable(model):
         if task == "classification" and hasattr(model, "predict_proba"):
-            return Adapted(model, "predict_proba", layout, task, _positive_column(model, labels))
+            positive = 1 if outputs else _positive_column(model, labels)
+            return Adapted(model, "predict_proba", layout, task, positive, outputs)
         if hasattr(model, "predict"):
-            return Adapted(model, "predict", layout, task, 1)
+            return Adapted(model, "predict", layout, task, 1, outputs)
         raise TypeError("predict must be a function of a batch, an object with predict_proba or predict "
                         "(scikit-learn, Keras) or a PyTorch module; got %s" % type(model).__name__)
     positive = 1
-    if getattr(model, "__name__", "") == "predict_proba":
+    if getattr(model, "__name__", "") == "predict_proba" and not outputs:
         positive = _positive_column(model, labels)
-    if layout == "ndl" and task == "regression":
+    if layout == "ndl" and task == "regression" and not outputs:
         return model  # called as is: the batch is already in the caller's layout
-    return Adapted(model, "call", layout, task, positive)
+    return Adapted(model, "call", layout, task, positive, outputs)

@@ -84,7 +84,8 @@ class _ModelServer:
 
     def predict(self, batch: npt.ArrayLike) -> "npt.NDArray[np.float64]":
         """The model's predictions for batch, an array of shape (m,
-        features, timesteps): probabilities of class 1 or values."""
+        features, timesteps): probabilities of class 1 or values, (m, K)
+        for a model of K outputs."""
         with self._lock:
             client = self._client if self._client is not None else self._start()
             try:
@@ -143,7 +144,9 @@ class Problem(_ModelServer):
     Attributes:
         path: the directory.
         X: the data, float64 array of shape (instances, features, timesteps).
-        y: the targets, shape (instances,).
+        y: the targets, shape (instances,): values, labels 0/1, or for a
+            model of K classes labels 0 to K-1; (instances, K) for a model
+            of K horizons or output steps (NaN: no target).
         task: "regression" or "classification".
         truth: one TruthFeature per feature, in index order.
         config: the generator configuration (problem.json's "config").
@@ -176,7 +179,8 @@ class Problem(_ModelServer):
         self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
         self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
         self.truth = truth_features(truth)
-        if self.X.ndim != 3 or self.X.shape[1] != len(self.truth) or self.y.shape != (self.X.shape[0],):
+        if self.X.ndim != 3 or self.X.shape[1] != len(self.truth) or self.y.shape[:1] != (self.X.shape[0],) \
+                or self.y.ndim > 2:
             raise ValueError("%s: data %s, targets %s and %d truth features disagree"
                              % (self.path, self.X.shape, self.y.shape, len(self.truth)))
         self._init_server()
@@ -207,8 +211,9 @@ class Problem(_ModelServer):
     def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
         """Score an explanation (or a features x timesteps matrix of cell
         scores, or instances x features x timesteps per-instance
-        attributions of the first instances) against the problem's ground
-        truth with the benchmark's metrics: tempora.evaluate on this
+        attributions of the first instances, instances x outputs x features
+        x timesteps for a model of several outputs) against the problem's
+        ground truth with the benchmark's metrics: tempora.evaluate on this
         problem."""
         return evaluate_problem(self.path, scores, method=method, mode=mode, binary=self._binary)
 

@@ -16,7 +16,8 @@ from ._explanation import Explanation
 
 #: Scores to evaluate: an Explanation, a features x timesteps matrix of cell
 #: scores from any tool, or instances x features x timesteps per-instance
-#: attributions (of the problem's first instances).
+#: attributions (of the problem's first instances), or for a model with
+#: several outputs instances x outputs x features x timesteps.
 Scores = Union[Explanation, npt.ArrayLike]
 
 
@@ -24,7 +25,9 @@ def evaluate_problem(problem: StrPath, scores: Any, method: Optional[str] = None
                      binary: Optional[StrPath] = None) -> Dict[str, float]:
     """tempora.evaluate on one problem directory: ``tempora evaluate``'s
     metrics of scores (an Explanation, a D x L matrix of cell scores, or M
-    x D x L per-instance attributions of the first M instances)."""
+    x D x L per-instance attributions of the first M instances, M x K x D
+    x L for a model of K outputs: each instance's attributions to each
+    output, as captum's per-target attributions stacked on axis 1)."""
     attributions = None
     if isinstance(scores, Explanation):
         text = scores.to_json()
@@ -32,14 +35,15 @@ def evaluate_problem(problem: StrPath, scores: Any, method: Optional[str] = None
             method = scores.method
     else:
         cells = np.asarray(scores, dtype=np.float64)
-        if cells.ndim == 3:
-            attributions = cells
+        if cells.ndim in (3, 4):
+            attributions = cells  # the program checks the shape against the problem's
             text = None
         elif cells.ndim == 2:
             text = json.dumps({"cells": cells.tolist()})
         else:
-            raise ValueError("scores must be an Explanation, a features x timesteps matrix or instances x features x "
-                             "timesteps attributions, got shape %s" % (cells.shape,))
+            raise ValueError("scores must be an Explanation, a features x timesteps matrix, instances x features x "
+                             "timesteps attributions or instances x outputs x features x timesteps attributions (a "
+                             "model with several outputs), got shape %s" % (cells.shape,))
     with tempfile.TemporaryDirectory(prefix="tempora-") as tmp:
         args = ["evaluate", "-problem", os.fspath(problem), "-json"]
         if text is not None:

@@ -44,3 +44,11 @@ class Slow:
 def data(m, d=6, l=10, seed=0):
     """Standard normal data of shape (m, d, l)."""
     return np.random.default_rng(seed).normal(size=(m, d, l))
+
+
+def horizons3(batch):
+    """A forecaster of three horizons: h+1 reads feature 0 over the last 3
+    timesteps, h+2 feature 1 over 4..6, h+3 features 0 (last 3) and 2
+    (0..2). Shape (m, 3)."""
+    a = batch[:, 0, -3:].mean(axis=1)
+    return np.stack([2 * a, 2 * batch[:, 1, 4:7].mean(axis=1), a + 2 * batch[:, 2, :3].mean(axis=1)], axis=1)

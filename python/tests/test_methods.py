@@ -110,13 +110,18 @@ class ProgramTableTest(unittest.TestCase):
         t = tempora.method_table()
         methods = {m.name.lower() for m in t.methods}
         # The column names of a long DataFrame (tempora._input) are not
-        # method names, though "time" spells one.
-        from tempora import _input
-        columns = set(_input._TIME_NAMES)
+        # method names, though "time" spells one; nor is the output column
+        # of long targets (tempora._outputs).
+        from tempora import _input, _outputs
+        columns = set(_input._TIME_NAMES) | {_outputs.OUTPUT}
         # Nor are the fields of an explanation (its JSON keys and
         # DataFrame columns), though "windows" spells a TIME parameter.
-        from tempora import _display
+        from tempora import _display, _display_outputs
         fields = set(_display.FEATURE_COLUMNS)
+        # ... and of the frames and plot views of several outputs ("output"
+        # names the output column, as it names the baselines' parameter).
+        fields |= {"output", "lags"} | set(_display_outputs.LAG_COLUMNS) | set(_display_outputs.FUTURE_COLUMNS)
+        fields |= set(_display_outputs.VIEWS)
         # ... and of its accounting's draw counts ("tests" also names TIME's
         # choice of tests).
         fields |= {"test", "tests", "draws", "max_draws"}
@@ -131,9 +136,13 @@ class ProgramTableTest(unittest.TestCase):
                           and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                    if fn == "_input.py" and node.value in columns:
+                    if fn in ("_input.py", "_outputs.py") and node.value in columns:
                         continue
-                    if fn in ("_display.py", "_explanation.py") and node.value in fields:
+                    if fn in ("_display.py", "_display_outputs.py", "_explanation.py") and node.value in fields:
+                        continue
+                    # target= is captum's name of the baselines' output
+                    # parameter: explain() names the one it stands for.
+                    if fn == "_explain.py" and node.value == "output":
                         continue
                     # The method table's own JSON keys ("tests": whether a
                     # method's explanations carry tests).
