@@ -527,15 +527,6 @@ class CommandLineTest(unittest.TestCase):
         self.rec = os.path.join(tmp.name, "rec")
         os.mkdir(self.rec)
         self.exe = fake_program(tmp.name)
-        # The stand-in speaks no protocol: a model side that cannot yet
-        # announce its outputs (before the protocol of several outputs)
-        # is served as if it could.
-        if "outputs" not in inspect.signature(_protocol.serve_socket).parameters:
-            serve = _protocol.serve_socket
-            patcher = mock.patch.object(_protocol, "serve_socket",
-                                        lambda *a, outputs=0, **kw: serve(*a, **kw))
-            patcher.start()
-            self.addCleanup(patcher.stop)
         env = {"FAKE_REAL": tempora.find_binary(), "FAKE_RECORD": self.rec}
         for key, value in env.items():
             old = os.environ.get(key)
