@@ -290,7 +290,9 @@ func (e *Engine) gatherPack(ws *workspace, v []float64, its []item) error {
 // model error through fail.
 func (e *Engine) predictFilled(pred []float64, blocks []resident.Block, scratch []float64, gather func(v []float64) error, fail func(error) error) error {
 	var gatherErr error
-	e.calls.Add(1)
+	// A held model predicts each block by itself (resident.Model): one
+	// model call per block.
+	e.calls.Add(int64(len(blocks)))
 	e.evals.Add(int64(len(pred) / e.data.K()))
 	err := e.res.model.PredictBlocksFilled(pred, e.data.X, blocks, scratch, func(v []float64) error {
 		gatherErr = gather(v)
@@ -318,7 +320,7 @@ func (e *Engine) predictSplit(pred []float64, blocks []resident.Block, vals []fl
 			rows += blocks[b1].Rows()
 			b1++
 		}
-		e.calls.Add(1)
+		e.calls.Add(int64(b1 - b0))
 		e.evals.Add(int64(rows))
 		k := e.data.K()
 		if err := e.res.model.PredictBlocks(pred[r0*k:(r0+rows)*k], e.data.X, blocks[b0:b1]); err != nil {

@@ -159,17 +159,18 @@ func (h *meteredHeld) Hold(x *tempora.Tensor) error { return h.held.Hold(x) }
 func (h *meteredHeld) BatchLimit() int              { return h.held.BatchLimit() }
 
 func (h *meteredHeld) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
-	return h.count(dst, h.held.PredictBlocks(dst, x, blocks))
+	return h.count(dst, len(blocks), h.held.PredictBlocks(dst, x, blocks))
 }
 
 func (h *meteredHeld) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
-	return h.count(dst, h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
+	return h.count(dst, len(blocks), h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
 }
 
-// count counts a block call of len(dst)/K rows that returned err and
-// checks its predictions, as Predict does.
-func (h *meteredHeld) count(dst []float64, err error) error {
-	h.meter.calls.Add(1)
+// count counts a block call of len(dst)/K rows in n blocks that returned
+// err, as n model calls (the model predicts each block by itself,
+// resident.Model), and checks its predictions, as Predict does.
+func (h *meteredHeld) count(dst []float64, n int, err error) error {
+	h.meter.calls.Add(int64(n))
 	h.meter.evals.Add(int64(len(dst) / h.meter.Outputs.Len()))
 	if err != nil {
 		return err

@@ -92,10 +92,14 @@ type Model interface {
 	// rows [Lo, Hi) of x with the block applied (the other cells being
 	// x's), into consecutive ranges of dst, whose length is the sum of
 	// the blocks' rows times the model's outputs per instance (K of
-	// tempora.Outputs, instance-major; 1 for a model of one output). The blocks are independent: each applies to x
-	// itself, not to x with the previous blocks applied. The predictions
-	// must equal Predict's on the same perturbed rows. PredictBlocks may
-	// be called concurrently and must not retain dst or the blocks.
+	// tempora.Outputs, instance-major; 1 for a model of one output). The
+	// blocks are independent: each applies to x itself, not to x with the
+	// previous blocks applied, and each is one call of the model on its
+	// rows (the accounting counts a block as one model call: the model
+	// sides of package procmodel and of the Python package predict block
+	// by block). The predictions must equal Predict's on the same
+	// perturbed rows. PredictBlocks may be called concurrently and must
+	// not retain dst or the blocks.
 	PredictBlocks(dst []float64, x *tempora.Tensor, blocks []Block) error
 	// PredictBlocksFilled is PredictBlocks for blocks whose Values are
 	// ignored: it calls fill once with a slice of the blocks' total
