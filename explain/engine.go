@@ -413,7 +413,15 @@ func (e *Engine) prepare(tests []Test, fams []familyRange) ([]run, []*source, er
 			inFamily[i] = true
 		}
 	}
-	byKey := map[string]*source{}
+	// Tests share a source by key; a test that enumerates its
+	// permutations and one that samples them draw different permutations
+	// under one key, so they do not share (two units of one node may give
+	// one window different caps).
+	type sourceKey struct {
+		key   string
+		exact bool
+	}
+	bySource := map[sourceKey]*source{}
 	var srcs []*source
 	for i, t := range tests {
 		if err := e.plan(&plans[i], i, t); err != nil {
@@ -423,14 +431,15 @@ func (e *Engine) prepare(tests []Test, fams []familyRange) ([]run, []*source, er
 		if err != nil {
 			return nil, nil, fmt.Errorf("explain: test %d (%q): %w", i, t.Key, err)
 		}
-		src, ok := byKey[t.Key]
+		sk := sourceKey{t.Key, plans[i].exact}
+		src, ok := bySource[sk]
 		switch {
 		case !ok:
 			src = &source{plan: &plans[i]}
-			byKey[t.Key] = src
+			bySource[sk] = src
 			srcs = append(srcs, src)
 		case !src.plan.sameBlock(&plans[i]):
-			return nil, nil, fmt.Errorf("explain: tests %d and %d share the key %q but not their block and perturbation (or one enumerates its permutations and the other samples them)", src.tests[0], i, t.Key)
+			return nil, nil, fmt.Errorf("explain: tests %d and %d share the key %q but not their block and perturbation", src.tests[0], i, t.Key)
 		}
 		src.tests = append(src.tests, i)
 		runs[i] = run{plan: &plans[i], seq: newSequence(t.Stop, plans[i].draws, plans[i].exact, e.base[stat]), src: src, stat: stat}
