@@ -1,6 +1,7 @@
 package tempora
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -98,8 +99,28 @@ type jsonWindow struct {
 	OrderingImportant bool     `json:"ordering_important"`
 	// Lag is the window in lag coordinates of the output it explains
 	// (an output with an anchor only).
-	Lag *Window `json:"lag,omitempty"`
+	Lag *lagWindow `json:"lag,omitempty"`
 }
+
+// lagWindow is the JSON form of a window in lag coordinates, [start,
+// end]: unlike a window of timesteps, its lags are negative after the
+// output's anchor (a model that reads the future).
+type lagWindow Window
+
+// UnmarshalJSON decodes [start, end], rejecting an end before its start.
+func (w *lagWindow) UnmarshalJSON(b []byte) error {
+	var a []int
+	if err := json.Unmarshal(b, &a); err != nil || len(a) != 2 || a[1] < a[0] {
+		var c bytes.Buffer
+		json.Compact(&c, b)
+		return fmt.Errorf("tempora: lag window %s must be [start, end] with start <= end", c.Bytes())
+	}
+	*w = lagWindow{Start: a[0], End: a[1]}
+	return nil
+}
+
+// MarshalJSON encodes w as Window does.
+func (w lagWindow) MarshalJSON() ([]byte, error) { return Window(w).MarshalJSON() }
 
 func optFloat(v float64) *float64 {
 	if math.IsNaN(v) {
@@ -164,7 +185,7 @@ func toJSONWindow(w WindowResult) jsonWindow {
 		Window: w.Window, StartRange: w.StartRange, EndRange: w.EndRange, Score: w.Score,
 		PValue: optFloat(w.PValue), PAdjusted: optFloat(w.PAdjusted), Significant: w.Significant,
 		OrderingPValue: optFloat(w.OrderingPValue), OrderingPAdjusted: optFloat(w.OrderingPAdjusted), OrderingImportant: w.OrderingImportant,
-		Lag: w.Lag,
+		Lag: (*lagWindow)(w.Lag),
 	}
 }
 
@@ -173,7 +194,7 @@ func fromJSONWindow(j jsonWindow) WindowResult {
 		Window: j.Window, StartRange: j.StartRange, EndRange: j.EndRange, Score: j.Score,
 		PValue: fromOpt(j.PValue), PAdjusted: fromOpt(j.PAdjusted), Significant: j.Significant,
 		OrderingPValue: fromOpt(j.OrderingPValue), OrderingPAdjusted: fromOpt(j.OrderingPAdjusted), OrderingImportant: j.OrderingImportant,
-		Lag: j.Lag,
+		Lag: (*Window)(j.Lag),
 	}
 }
 
