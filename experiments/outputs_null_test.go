@@ -65,8 +65,8 @@ type nullTally struct {
 	// false discovery proportions, verdicts counts the trials whose
 	// explanation says some output reads the future, truths those where
 	// one does.
-	families       int
-	famFDP         float64
+	families          int
+	famFDP            float64
 	verdicts, futures int
 }
 
