@@ -167,6 +167,14 @@ func TestOutputsCost(t *testing.T) {
 		t.Logf("K=%d: feature tests %d model calls over %d problems (overall %d, outputs %d), %.3f × one output; whole explanations %d calls",
 			k, c.features(), n, c.overall, c.outputs, float64(c.features())/one, c.calls)
 	}
+	if os.Getenv("TEMPORA_OUTPUTS_COST") == "" {
+		k10 := total[len(total)-1]
+		docStates(t, fmt.Sprintf("made %d model calls against %d (%.3f times) for the first horizon alone", k10.features(), total[0].features(), float64(k10.features())/one))
+		docStates(t, fmt.Sprintf("made %.1f times the model calls of one", float64(k10.calls)/float64(total[0].calls)))
+		c := outputsCostConfig
+		docStates(t, fmt.Sprintf("(%d × %d × %d, %d relevant features read by each of %d horizons at its own lags, noise weights %v so that the %d irrelevant features are read by the model only): on %d problems",
+			c.Instances, c.Features, c.Timesteps, c.Relevant, c.Outputs, c.NoiseScale, c.Features-c.Relevant, n))
+	}
 	if r := float64(total[len(total)-1].features()) / one; r > outputsCostRatio {
 		t.Errorf("the feature tests of %d outputs make %.3f times the model calls of one output, more than %.1f", ks[len(ks)-1], r, outputsCostRatio)
 	}

@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tempora-dev/tempora"
@@ -63,7 +65,7 @@ type nullTally struct {
 	trials         int
 	// families counts the causal families tested, famFDP sums their
 	// false discovery proportions, verdicts counts the trials whose
-	// explanation says some output reads the future, truths those where
+	// explanation says some output reads the future, futures those where
 	// one does.
 	families          int
 	famFDP            float64
@@ -199,8 +201,11 @@ func runNull(t *testing.T, name string, cfg synth.OutputsConfig, trials int) *nu
 func TestOutputsNull(t *testing.T) {
 	const alpha = explain.DefaultAlpha
 	trials := nullTrials(t, 300)
+	var quoted []string
+	var family string
 	for _, w := range outputsNullWorlds {
 		a := runNull(t, w.name, w.cfg, trials)
+		quoted = append(quoted, fmt.Sprintf("%s %.3f / %.3f / %.3f", w.name, a.fdp[0]/float64(a.trials), a.fdp[1]/float64(a.trials), a.fdp[2]/float64(a.trials)))
 		bound := fdrBound(alpha, a.trials)
 		for l, level := range nullLevels {
 			fdr := a.fdp[l] / float64(a.trials)
@@ -211,11 +216,20 @@ func TestOutputsNull(t *testing.T) {
 		}
 		if a.families > 0 {
 			fdr, fb := a.famFDP/float64(a.families), fdrBound(alpha, a.families)
+			family = fmt.Sprintf("%.3f over %d families", fdr, a.families)
 			t.Logf("%s: causal family: FDR per family %.4f over %d families (bound %.4f); model verdict 'reads the future' in %d of %d trials, true in %d",
 				w.name, fdr, a.families, fb, a.verdicts, a.trials, a.futures)
 			if fdr > fb {
 				t.Errorf("%s: causal family: FDR %.4f > α + 3 SE = %.4f over %d families", w.name, fdr, fb, a.families)
 			}
 		}
+	}
+	if trials == 300 && !testing.Short() {
+		last := len(quoted) - 1
+		docStates(t, "was "+strings.Join(quoted[:last], ", ")+" and "+quoted[last]+";")
+		docStates(t, "kept its FDR at "+family+".")
+		docStates(t, fmt.Sprintf("%d trials each", trials))
+		docStates(t, fmt.Sprintf("the test allows α + 3 SE = %.3f", fdrBound(alpha, trials)))
+		docStates(t, fmt.Sprintf("noise weights of SD %v everywhere", outputsNullWorlds[0].cfg.NoiseScale))
 	}
 }
