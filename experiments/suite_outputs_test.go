@@ -310,3 +310,23 @@ func TestOutputsLagJSON(t *testing.T) {
 		t.Errorf("a true negative lag: %v, %v", w.Lags, err)
 	}
 }
+
+// TestOutputsHead checks that the first instances of a problem with
+// several outputs keep their targets, K per instance for horizons and one
+// label per instance for classes.
+func TestOutputsHead(t *testing.T) {
+	for _, w := range outputsWorlds[:2] {
+		prob, err := outputsWorld{Config: w.cfg}.Generate(context.Background(), ProblemSpec{Instances: 50}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := prob.head(20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := prob.Data.Outputs.TargetWidth()
+		if err := h.Data.Validate(1); err != nil || len(h.Data.Y) != 20*width || h.Data.Y[len(h.Data.Y)-1] != prob.Data.Y[20*width-1] {
+			t.Errorf("%s: the first 20 instances: %v, %d targets", w.name, err, len(h.Data.Y))
+		}
+	}
+}
