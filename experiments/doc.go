@@ -19,7 +19,10 @@
 // parameter analyses the same problems with every method run that has it),
 // and local, per-instance attributions against per-instance truth on worlds
 // whose features are all window maxima (Setting.Local: every method gets
-// the per-instance metrics, a global one through its cell scores).
+// the per-instance metrics, a global one through its cell scores), and
+// outputs, models with several outputs (classes, horizons, output steps)
+// whose truth is per output, scored per output (metrics.OutputMetrics;
+// suite_outputs.go).
 // Each suite runs at paper scale or, with Options.Quick, at a quick scale
 // meant for smoke tests, where methods also take their parameters'
 // quick-scale defaults (method.Param.Quick).

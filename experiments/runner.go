@@ -95,7 +95,8 @@ func (p *Problem) head(n int) (*Problem, error) {
 	}
 	d := *p.Data
 	d.X = p.Data.X.Rows(0, n)
-	d.Y = p.Data.Y[:n:n]
+	w := p.Data.Outputs.TargetWidth()
+	d.Y = p.Data.Y[: n*w : n*w]
 	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth, dataTruth: p.dataTruth}, nil
 }
 
@@ -302,6 +303,15 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 				return fmt.Errorf("experiments: %s: %w", name, err)
 			}
 			rec.Metrics = append(rec.Metrics, mt)
+		}
+		// The per-output metrics, on truths with outputs (suite
+		// outputs) for methods with per-output results.
+		if prob.Truth.Outputs != nil && oe.Outputs != nil {
+			ms, err := metrics.OutputMetrics(prob.Truth, oe)
+			if err != nil {
+				return fmt.Errorf("experiments: %s: %w", name, err)
+			}
+			rec.Metrics = append(rec.Metrics, ms...)
 		}
 		// Per-instance metrics for every method with per-instance
 		// attributions, and in a Local setting for every method, on

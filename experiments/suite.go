@@ -194,6 +194,7 @@ var Suites = []*Suite{
 	localSuite,
 	windowsSuite,
 	irregularSuite,
+	outputsSuite,
 }
 
 // LookupSuite returns the named suite.

@@ -73,6 +73,59 @@ type Truth struct {
 	// windows (InWindow). Omitted when nil, so that records of the other
 	// suites and of older versions read and hash as before.
 	WindowLists [][]tempora.Window `json:"window_lists,omitempty"`
+	// Outputs, when set (problems whose model has several outputs,
+	// suite outputs), holds each output's truth; the fields above are
+	// then the whole model's. Omitted when nil, so that records of
+	// models with one output read and hash as before.
+	Outputs []OutputTruth `json:"outputs,omitempty"`
+}
+
+// OutputTruth is the truth of one output of a model with several
+// outputs: which features its loss depends on and over which window, in
+// absolute timesteps and in lag coordinates from the output's anchor.
+type OutputTruth struct {
+	// Relevant and Windows have one entry per feature; the window of a
+	// feature that is not relevant is meaningless.
+	Relevant []bool           `json:"relevant"`
+	Windows  []tempora.Window `json:"windows"`
+	// Lags holds each window in lag coordinates (tempora.Outputs.Lag),
+	// nil for outputs without an anchor (classes). A lag is negative
+	// after the anchor, so lags are written as [start, end] pairs of any
+	// sign.
+	Lags []tempora.Window `json:"-"`
+}
+
+// jsonOutputTruth is the JSON form of an OutputTruth.
+type jsonOutputTruth struct {
+	Relevant []bool           `json:"relevant"`
+	Windows  []tempora.Window `json:"windows"`
+	Lags     [][2]int         `json:"lags,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (o OutputTruth) MarshalJSON() ([]byte, error) {
+	j := jsonOutputTruth{Relevant: o.Relevant, Windows: o.Windows}
+	for _, w := range o.Lags {
+		j.Lags = append(j.Lags, [2]int{w.Start, w.End})
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it rejects a lag window
+// whose end precedes its start.
+func (o *OutputTruth) UnmarshalJSON(b []byte) error {
+	var j jsonOutputTruth
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = OutputTruth{Relevant: j.Relevant, Windows: j.Windows}
+	for _, w := range j.Lags {
+		if w[1] < w[0] {
+			return fmt.Errorf("record: lag window %v ends before it starts", w)
+		}
+		o.Lags = append(o.Lags, tempora.Window{Start: w[0], End: w[1]})
+	}
+	return nil
 }
 
 // InWindow reports whether timestep t lies in a true window of feature j:

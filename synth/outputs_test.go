@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/errmsg"
 )
 
 // outputWorldConfigs are one small configuration of each world, noise
@@ -45,7 +46,7 @@ func TestOutputsTruthExact(t *testing.T) {
 				continue
 			}
 			moved := perturbations(t, p.Model, p.Data.X)
-			x, k := p.Data.X, p.Data.K()
+			x := p.Data.X
 			for o, ot := range p.Outputs {
 				for j, f := range ot.Features {
 					for s := range x.L {
@@ -56,7 +57,6 @@ func TestOutputsTruthExact(t *testing.T) {
 					}
 				}
 			}
-			_ = k
 		}
 	}
 }
@@ -478,4 +478,67 @@ func TestOutputsOneOutputTruthUnchanged(t *testing.T) {
 	if HasOutputs(dir) {
 		t.Error("HasOutputs of a one-output problem")
 	}
+}
+
+// FuzzOutputsModelJSON feeds OutputsModel.UnmarshalJSON arbitrary bytes.
+// Properties: no panic; a one-line error with synth's prefix once; on
+// success, the model marshals to JSON that unmarshals to a model with the
+// same JSON, and both predict the same (bit for bit) on random data of
+// their shape.
+func FuzzOutputsModelJSON(f *testing.F) {
+	for _, name := range []string{"classes", "steps"} {
+		cfg := outputWorldConfigs[name]
+		cfg.Instances = 5
+		p, err := GenerateOutputs(cfg, 1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, err := json.Marshal(p.Model)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"format": "tempora-synth-outputs-model/1", "kind": "classes", "num_outputs": 3}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var m OutputsModel
+		if err := strictUnmarshal(in, &m); err != nil {
+			checkSynthError(t, errmsg.Wrap(err, "synth"))
+			return
+		}
+		if m.carried == nil { // JSON null leaves the model untouched
+			return
+		}
+		b, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatalf("Marshal of an unmarshalled model: %v", err)
+		}
+		var m2 OutputsModel
+		if err := strictUnmarshal(b, &m2); err != nil {
+			t.Fatalf("Unmarshal of a marshalled model: %v\n%s", err, b)
+		}
+		if b2, _ := json.Marshal(&m2); !bytes.Equal(b, b2) {
+			t.Fatalf("JSON round trip:\n%s\n%s", b, b2)
+		}
+		s := m.spec
+		if s.Features*s.Timesteps > 1<<14 || s.K > 1<<10 {
+			return // too large to evaluate quickly
+		}
+		x := tempora.NewTensor(2, s.Features, s.Timesteps)
+		rng := tempora.NewRand(1, "fuzz-outputs-model")
+		for k := range x.Data {
+			x.Data[k] = rng.NormFloat64()
+		}
+		y1, y2 := make([]float64, 2*s.K), make([]float64, 2*s.K)
+		err1, err2 := m.Predict(y1, x), m2.Predict(y2, x)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("Predict: %v, after the round trip %v", err1, err2)
+		}
+		for i := range y1 {
+			if math.Float64bits(y1[i]) != math.Float64bits(y2[i]) {
+				t.Fatalf("output %d: %v, after the round trip %v", i, y1[i], y2[i])
+			}
+		}
+	})
 }
