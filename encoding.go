@@ -38,6 +38,8 @@ type jsonExplanation struct {
 	Warnings    []string       `json:"warnings"`
 	// Outputs is present only for a model with several outputs.
 	Outputs *jsonOutputs `json:"outputs,omitempty"`
+	// Output is present only for an explanation of one output of several.
+	Output string `json:"output,omitempty"`
 	// Diagnostics is present for the methods that report it (TIME).
 	Diagnostics *jsonDiagnostics `json:"diagnostics,omitempty"`
 }
@@ -214,6 +216,7 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 	}
 	j := jsonExplanation{
 		Method: e.Method, Test: e.Test, Alignment: e.Alignment, D: e.D, L: e.L, Cells: make([][]float64, e.D), Warnings: e.Warnings,
+		Output: e.Output,
 		Accounting: jsonAccounting{
 			ModelCalls: e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
 			WindowProbes: e.Accounting.WindowProbes, RuntimeSeconds: e.Accounting.Runtime.Seconds(),
@@ -303,7 +306,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	if len(j.Cells) != j.D {
 		return fmt.Errorf("tempora: explanation has %d cell rows for %d features", len(j.Cells), j.D)
 	}
-	*e = Explanation{Method: j.Method, Test: j.Test, Alignment: j.Alignment, D: j.D, L: j.L, Cells: make([]float64, 0, j.D*j.L), Warnings: j.Warnings}
+	*e = Explanation{Method: j.Method, Test: j.Test, Alignment: j.Alignment, D: j.D, L: j.L, Cells: make([]float64, 0, j.D*j.L), Warnings: j.Warnings, Output: j.Output}
 	for r, row := range j.Cells {
 		if len(row) != j.L {
 			return fmt.Errorf("tempora: explanation cell row %d has %d values for %d timesteps", r, len(row), j.L)
@@ -350,6 +353,9 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	}
 	e.Outputs = outs
 	e.Diagnostics = (*Diagnostics)(j.Diagnostics)
+	if e.Output != "" && outs != nil {
+		return fmt.Errorf("tempora: explanation of output %q carries results per output", e.Output)
+	}
 	a := j.Accounting
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,

@@ -74,8 +74,15 @@ type Explanation struct {
 	// budget".
 	Warnings []string
 	// Outputs holds the results per output of a model with several
-	// outputs (Dataset.Outputs); nil for one output.
+	// outputs (Dataset.Outputs); nil for one output, and for an
+	// explanation of one output (Output).
 	Outputs *OutputResults
+	// Output names the one output of a model with several outputs that
+	// the explanation explains (Outputs.Name), when a method was asked to
+	// explain that output alone: Cells, Features and Groups are then that
+	// output's. Empty for an explanation of the whole model, the only kind
+	// there is for a model with one output.
+	Output string
 	// Diagnostics says how much the tests could see (TIME); nil for
 	// methods that do not report it.
 	Diagnostics *Diagnostics

@@ -17,7 +17,7 @@ func checkWorkers(name string, w int) error {
 }
 
 // countingModel is a method.Meter (call and instance counts, predictions
-// checked with tempora.CheckPredictions) whose errors read as the model's:
+// checked with tempora.CheckOutputs, K per instance) whose errors read as the model's:
 // "baselines: model: …". On data with missing values (missing set) they
 // add that the model received them as NaN, unimputed.
 type countingModel struct {
@@ -28,7 +28,7 @@ type countingModel struct {
 // newCountingModel returns the counting model of m for data; data's
 // missing values, if any, are named in the model's errors.
 func newCountingModel(m tempora.Model, data *tempora.Dataset) *countingModel {
-	return &countingModel{Meter: method.Meter{Model: m, Task: data.Task}, missing: hasMissing(data.X)}
+	return &countingModel{Meter: method.Meter{Model: m, Task: data.Task, Outputs: data.Outputs}, missing: hasMissing(data.X)}
 }
 
 // hasMissing reports whether x holds a NaN.
@@ -60,8 +60,9 @@ func (c *countingModel) predictRows(dst []float64, x *tempora.Tensor, row func(r
 		return nil
 	}
 	if row != nil {
-		for r := range dst {
-			if tempora.CheckPredictions(c.Task, dst[r:r+1]) != nil {
+		k := c.Outputs.Len()
+		for r := range len(dst) / k {
+			if tempora.CheckOutputs(c.Task, c.Outputs, dst[r*k:(r+1)*k]) != nil {
 				err = fmt.Errorf("%w (row %d of the call is %s)", err, r, row(r))
 				break
 			}

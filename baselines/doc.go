@@ -56,6 +56,26 @@
 // cell's global score is the mean |attribution| over the explained
 // instances. Both also return per-instance attributions (Attribute).
 //
+// # Models with several outputs
+//
+// For a model with several outputs (tempora.Outputs: classes, horizons,
+// output steps) every method explains either one chosen output or the
+// whole model, as its Output field says (explain.OutputOf(k), or
+// explain.WholeModel, the zero value; ParseOutput reads the output
+// parameter of the command line, an output's index or name). On one
+// output, SAGE and PERM score that output's loss (tempora.Scorer) and
+// LIME, OCC and TimeSHAP explain its prediction (a class's probability);
+// the explanation's Output names it. On the whole model, SAGE and PERM
+// score the whole model's loss (the mean of the outputs' losses, or for
+// classes the categorical cross-entropy), and LIME, OCC and TimeSHAP
+// explain every output, their cells the mean over the outputs of each
+// output's cells. Either way the explanation's Outputs then holds each
+// output's cells, made from the same model calls: each output's loss of
+// the same permutations and walks, each output's prediction of the same
+// samples, windows and coalitions. The per-instance attributions
+// (Attribute) of every output are n × K × D × L, stored as a tensor of
+// n·K rows. A model with one output is explained exactly as before.
+//
 // # Missing values
 //
 // Data may have missing values (NaN; sequences of different lengths are

@@ -81,6 +81,9 @@ func (c PERM) EstimateEvals(data *tempora.Dataset) (int64, bool) {
 	if _, err := data.Observe(2); err != nil {
 		return 0, false
 	}
+	if _, err := selectOutput("PERM", c.Output, data); err != nil {
+		return 0, false
+	}
 	_, perms, _, _, err := c.resolve(data.X)
 	if err != nil {
 		return 0, false

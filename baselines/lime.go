@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/method"
 )
@@ -86,6 +87,14 @@ type LIME struct {
 	// otherwise 3/4 of the physical or control-group memory. A negative
 	// value disables the check.
 	MaxMemory int64
+	// Output is the prediction the surrogates fit, for a model with
+	// several outputs: one output's (explain.OutputOf; a class's
+	// probability), or with explain.WholeModel, the zero value, every
+	// output's, each with its own surrogate on the same samples (one
+	// model call per instance still): the cells are then the mean over the
+	// outputs of each output's cells, which the explanation's Outputs
+	// holds, and LIMEResult.Local holds every output's weights.
+	Output explain.Output
 }
 
 var _ tempora.Explainer = LIME{}
@@ -96,8 +105,16 @@ var _ tempora.Explainer = LIME{}
 // matrix, the p × p Gram matrix and its Cholesky factor, and vectors. The
 // data and whatever the model allocates come on top.
 func LIMEMemory(n, p, samples, workers int) float64 {
-	fn, fp, fs, fw := float64(n), float64(p), float64(samples), float64(workers)
-	return 8 * (fn*fp + fw*(2*fs*fp+2*fp*fp+2*fs+3*fp))
+	return limeMemory(n, p, samples, workers, 1, 1)
+}
+
+// limeMemory is LIMEMemory for a model with k predictions per instance of
+// which outs are explained: the weights of every explained output, and
+// per worker the predictions of every output and a right-hand side per
+// explained output.
+func limeMemory(n, p, samples, workers, k, outs int) float64 {
+	fn, fp, fs, fw, fk, fo := float64(n), float64(p), float64(samples), float64(workers), float64(k), float64(outs)
+	return 8 * (fn*fo*fp + fw*(2*fs*fp+2*fp*fp+fs*(1+fk)+(2+fo)*fp))
 }
 
 // limeSetup is a LIME configuration with its defaults resolved against a
@@ -106,6 +123,7 @@ type limeSetup struct {
 	samples, n, p int
 	width, ridge  float64
 	mu, sigma     []float64
+	sel           outputs
 }
 
 // limeNeedsComplete is why LIME refuses data with missing values
@@ -186,6 +204,11 @@ func (c LIME) resolve(data *tempora.Dataset) (*limeSetup, error) {
 	case c.Instances > 0:
 		s.n = c.Instances
 	}
+	sel, err := selectOutput("LIME", c.Output, data)
+	if err != nil {
+		return nil, err
+	}
+	s.sel = sel
 	if err := c.checkMemory(s); err != nil {
 		return nil, err
 	}
@@ -200,7 +223,7 @@ func (c LIME) checkMemory(s *limeSetup) error {
 	}
 	workers := min(method.Workers(c.Workers), s.n)
 	what := fmt.Sprintf("LIME with %d samples per instance (%d columns, %d workers)", s.samples, s.p, workers)
-	if err := memlimit.Check(what, LIMEMemory(s.n, s.p, s.samples, workers), limit, source); err != nil {
+	if err := memlimit.Check(what, limeMemory(s.n, s.p, s.samples, workers, s.sel.k, len(s.sel.cols)), limit, source); err != nil {
 		return fmt.Errorf("baselines: %w", err)
 	}
 	return nil
@@ -221,7 +244,9 @@ type LIMEResult struct {
 	Explanation *tempora.Explanation
 	// Local holds the surrogate weights of the explained instances (the
 	// first Instances of the data), n × D × L: each instance's local
-	// attributions.
+	// attributions. For the whole model of a model with K outputs it holds
+	// every output's, n × K × D × L as a tensor of n·K rows (row i·K + k
+	// is instance i's weights of output k).
 	Local *tempora.Tensor
 }
 
@@ -229,42 +254,50 @@ type LIMEResult struct {
 // per-instance surrogate weights.
 func (c LIME) Attribute(ctx context.Context, m tempora.Model, data *tempora.Dataset) (*LIMEResult, error) {
 	start := time.Now()
-	weights, cm, err := c.localWeights(ctx, m, data)
+	weights, sel, cm, err := c.localWeights(ctx, m, data)
 	if err != nil {
 		return nil, err
 	}
 	e := tempora.NewExplanation("LIME", data)
-	n := len(weights) / len(e.Cells)
-	for i := range n {
-		for k, w := range weights[i*len(e.Cells) : (i+1)*len(e.Cells)] {
-			e.Cells[k] += math.Abs(w)
+	p, outs := len(e.Cells), len(sel.cols)
+	n := len(weights) / (p * outs)
+	cells := make([][]float64, outs)
+	for o := range cells {
+		cells[o] = make([]float64, p)
+		for i := range n {
+			for k, w := range weights[(i*outs+o)*p : (i*outs+o+1)*p] {
+				cells[o][k] += math.Abs(w)
+			}
+		}
+		for k, v := range cells[o] {
+			if c.SPLIME {
+				cells[o][k] = math.Sqrt(v)
+			} else {
+				cells[o][k] = v / float64(n)
+			}
 		}
 	}
-	for k, v := range e.Cells {
-		if c.SPLIME {
-			e.Cells[k] = math.Sqrt(v)
-		} else {
-			e.Cells[k] = v / float64(n)
-		}
-	}
-	summarise(e)
+	sel.finish(e, cells)
 	cm.account(&e.Accounting)
 	e.Accounting.Runtime = time.Since(start)
-	return &LIMEResult{Explanation: e, Local: &tempora.Tensor{M: n, D: data.X.D, L: data.X.L, Data: weights}}, nil
+	return &LIMEResult{Explanation: e, Local: &tempora.Tensor{M: n * outs, D: data.X.D, L: data.X.L, Data: weights}}, nil
 }
 
 // localWeights returns the surrogate weights of the explained instances,
-// instance i's D·L weights at [i·D·L, (i+1)·D·L), and the counting model.
-func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.Dataset) ([]float64, *countingModel, error) {
+// for each the D·L weights of each explained output in turn (instance
+// i's of its o-th explained output at [(i·outs + o)·D·L, …)), what they
+// explain, and the counting model.
+func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.Dataset) ([]float64, outputs, *countingModel, error) {
 	s, err := c.setup(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, outputs{}, nil, err
 	}
 	if m == nil {
-		return nil, nil, fmt.Errorf("baselines: LIME: nil model")
+		return nil, outputs{}, nil, fmt.Errorf("baselines: LIME: nil model")
 	}
 	cm := newCountingModel(m, data)
-	weights := make([]float64, s.n*s.p)
+	size := len(s.sel.cols) * s.p
+	weights := make([]float64, s.n*size)
 	workers := min(method.Workers(c.Workers), s.n)
 	bufs := make([]*limeWork, workers)
 	err = method.Parallel(ctx, workers, s.n, func(w, i int) error {
@@ -272,12 +305,12 @@ func (c LIME) localWeights(ctx context.Context, m tempora.Model, data *tempora.D
 			bufs[w] = newLimeWork(s, data.X.D, data.X.L)
 		}
 		rng := tempora.NewRand(c.Seed, "lime", strconv.Itoa(i))
-		return bufs[w].explain(weights[i*s.p:(i+1)*s.p], s, cm, data.X.Instance(i), rng.NormFloat64)
+		return bufs[w].explain(weights[i*size:(i+1)*size], s, cm, data.X.Instance(i), rng.NormFloat64)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, outputs{}, nil, err
 	}
-	return weights, cm, nil
+	return weights, s.sel, cm, nil
 }
 
 // limeWork holds one worker's buffers, reused across instances.
@@ -289,25 +322,31 @@ type limeWork struct {
 	mean []float64
 	gram *mat.SymDense
 	chol mat.Cholesky
-	rhs  *mat.VecDense
+	rhs  []*mat.VecDense // one per explained output
 	beta *mat.VecDense
+	ybar []float64 // one per explained output
 }
 
 func newLimeWork(s *limeSetup, d, l int) *limeWork {
-	return &limeWork{
+	b := &limeWork{
 		rows: tempora.NewTensor(s.samples, d, l),
 		z:    mat.NewDense(s.samples, s.p, nil),
-		pred: make([]float64, s.samples),
+		pred: make([]float64, s.samples*s.sel.k),
 		wt:   make([]float64, s.samples),
 		mean: make([]float64, s.p),
 		gram: mat.NewSymDense(s.p, nil),
-		rhs:  mat.NewVecDense(s.p, nil),
 		beta: mat.NewVecDense(s.p, nil),
+		ybar: make([]float64, len(s.sel.cols)),
 	}
+	for range s.sel.cols {
+		b.rhs = append(b.rhs, mat.NewVecDense(s.p, nil))
+	}
+	return b
 }
 
-// explain writes the surrogate weights of instance x into dst, drawing the
-// standard normal samples from norm.
+// explain writes the surrogate weights of instance x into dst, those of
+// each explained output in turn, drawing the standard normal samples from
+// norm.
 func (b *limeWork) explain(dst []float64, s *limeSetup, m tempora.Model, x []float64, norm func() float64) error {
 	p, n := s.p, s.samples
 	raw := b.z.RawMatrix()
@@ -343,30 +382,40 @@ func (b *limeWork) explain(dst []float64, s *limeSetup, m tempora.Model, x []flo
 		b.wt[r] = math.Exp(-d2 * inv)
 		wsum += b.wt[r]
 	}
-	// Weighted means of the design and of the response.
+	// Weighted means of the design and of each explained output's
+	// response (prediction column cols[o] of the K per row).
 	clear(b.mean)
-	var ybar float64
+	clear(b.ybar)
+	k, cols := s.sel.k, s.sel.cols
 	for r := range n {
 		w := b.wt[r] / wsum
 		zr := raw.Data[r*raw.Stride : r*raw.Stride+p]
 		for c, v := range zr {
 			b.mean[c] += w * v
 		}
-		ybar += w * b.pred[r]
+		for o, col := range cols {
+			b.ybar[o] += w * b.pred[r*k+col]
+		}
 	}
 	// Centre and scale rows by √w (scikit-learn's weighted Ridge), then
-	// solve (ZᵀZ + αI)β = Zᵀ(√w·(y − ȳ)). The weights of row 0 are kept
-	// after z0 is overwritten, since they were computed above.
-	rhs := b.rhs.RawVector().Data
-	clear(rhs)
+	// solve (ZᵀZ + αI)β = Zᵀ(√w·(y − ȳ)) for each explained output. The
+	// weights of row 0 are kept after z0 is overwritten, since they were
+	// computed above.
+	for _, rhs := range b.rhs {
+		clear(rhs.RawVector().Data)
+	}
 	for r := range n {
 		sw := math.Sqrt(b.wt[r])
 		zr := raw.Data[r*raw.Stride : r*raw.Stride+p]
-		yr := sw * (b.pred[r] - ybar)
 		for c, v := range zr {
-			v = sw * (v - b.mean[c])
-			zr[c] = v
-			rhs[c] += v * yr
+			zr[c] = sw * (v - b.mean[c])
+		}
+		for o, col := range cols {
+			rhs := b.rhs[o].RawVector().Data
+			yr := sw * (b.pred[r*k+col] - b.ybar[o])
+			for c, v := range zr {
+				rhs[c] += v * yr
+			}
 		}
 	}
 	g := b.gram.RawSymmetric()
@@ -381,9 +430,11 @@ func (b *limeWork) explain(dst []float64, s *limeSetup, m tempora.Model, x []flo
 	if ok := b.chol.Factorize(b.gram); !ok {
 		return fmt.Errorf("baselines: LIME surrogate system is not positive definite")
 	}
-	if err := b.chol.SolveVecTo(b.beta, b.rhs); err != nil {
-		return fmt.Errorf("baselines: LIME surrogate solve: %w", err)
+	for o, rhs := range b.rhs {
+		if err := b.chol.SolveVecTo(b.beta, rhs); err != nil {
+			return fmt.Errorf("baselines: LIME surrogate solve: %w", err)
+		}
+		copy(dst[o*p:(o+1)*p], b.beta.RawVector().Data)
 	}
-	copy(dst, b.beta.RawVector().Data)
 	return nil
 }

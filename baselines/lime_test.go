@@ -46,7 +46,7 @@ func TestLIMELinear(t *testing.T) {
 	norm = math.Sqrt(norm)
 
 	cfg := LIME{Instances: explained, Seed: 7}
-	w, _, err := cfg.localWeights(context.Background(), f, data)
+	w, _, _, err := cfg.localWeights(context.Background(), f, data)
 	if err != nil {
 		t.Fatal(err)
 	}

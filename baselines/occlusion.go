@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/internal/pool"
 )
@@ -192,6 +193,14 @@ type Occlusion struct {
 	// instances. Zero means memlimit's default, a quarter of the memory
 	// limit. Results are the same either way.
 	MemoryBudget int64
+	// Output is the prediction whose change is recorded, for a model with
+	// several outputs: one output's (explain.OutputOf; a class's
+	// probability), or with explain.WholeModel, the zero value, every
+	// output's from the same model calls: a cell's score is then the mean
+	// over the outputs of each output's score, which the explanation's
+	// Outputs holds, and OcclusionResult.Local holds every output's
+	// attributions.
+	Output explain.Output
 }
 
 var _ tempora.Explainer = Occlusion{}
@@ -202,7 +211,9 @@ type OcclusionResult struct {
 	Explanation *tempora.Explanation
 	// Local holds the per-instance attributions, M × D × L like the data:
 	// the signed output change f(x) − f(x occluded) averaged over the
-	// windows covering each cell.
+	// windows covering each cell. For the whole model of a model with K
+	// outputs it holds every output's, M × K × D × L as a tensor of M·K
+	// rows (row i·K + k is instance i's attributions of output k).
 	Local *tempora.Tensor
 }
 
@@ -233,6 +244,7 @@ type occSetup struct {
 	w, s     int
 	b        Baseline
 	wins     [][2]int
+	sel      outputs
 }
 
 // resolve checks the data (which may have missing values) and the
@@ -267,6 +279,9 @@ func (c Occlusion) resolve(data *tempora.Dataset) (*occSetup, error) {
 		return nil, fmt.Errorf("baselines: unknown baseline %d", int(u.b))
 	}
 	u.wins = occlusionWindows(x.L, u.w, u.s)
+	if u.sel, err = selectOutput("Occlusion", c.Output, data); err != nil {
+		return nil, err
+	}
 	return u, nil
 }
 
@@ -313,19 +328,42 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		return nil, fmt.Errorf("baselines: Occlusion: nil model")
 	}
 	cm := newCountingModel(m, data)
-	base := make([]float64, x.M)
+	delta, err := c.deltas(ctx, cm, x, u, fill)
+	if err != nil {
+		return nil, err
+	}
+	e := tempora.NewExplanation("OCC", data)
+	cells, local := u.combine(x, delta)
+	u.sel.finish(e, cells)
+	cm.account(&e.Accounting)
+	e.Accounting.Runtime = time.Since(start)
+	return &OcclusionResult{Explanation: e, Local: local}, nil
+}
+
+// deltas predicts the data unoccluded and with every unit (feature,
+// window) occluded and returns the output changes: entry (v·M + i)·n + o is
+// Δ_i of unit v = j·W + window for the o-th of the n explained outputs, 0
+// for an instance with no observed cell in the window (nothing occluded).
+func (c Occlusion) deltas(ctx context.Context, cm *countingModel, x *tempora.Tensor, u *occSetup, fill []float64) ([]float64, error) {
+	k, cols := u.sel.k, u.sel.cols
+	n := len(cols)
+	base := make([]float64, x.M*k)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("baselines: Occlusion: %w", err)
 	}
 	if err := cm.Predict(base, x); err != nil {
 		return nil, err
 	}
-
 	wins, complete := u.wins, u.complete
 	units := x.D * len(wins)
-	// delta[u·M + i] is Δ_i of unit u = j·W + window, 0 for an instance
-	// with no observed cell in the window (nothing occluded).
-	delta := make([]float64, units*x.M)
+	delta := make([]float64, units*x.M*n)
+	// record sets the changes of instance i under unit v from the
+	// predictions pred of its occluded copy (K values).
+	record := func(v, i int, pred []float64) {
+		for o, col := range cols {
+			delta[(v*x.M+i)*n+o] = base[i*k+col] - pred[col]
+		}
+	}
 	workers := min(pool.Workers(c.Workers), units)
 	group, rows := occCalls(x, units, workers, c.MemoryBudget)
 	chunks := (x.M + rows - 1) / rows
@@ -348,7 +386,7 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			}
 		}
 	}
-	err = pool.Run(ctx, workers, calls, func(wk, k int) error {
+	err := pool.Run(ctx, workers, calls, func(wk, call int) error {
 		if copies[wk] == nil {
 			if rows == x.M {
 				copies[wk] = tempora.NewTensor(group*x.M, x.D, x.L)
@@ -358,42 +396,42 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 			} else {
 				copies[wk] = tempora.NewTensor(rows, x.D, x.L)
 			}
-			preds[wk] = make([]float64, group*rows)
+			preds[wk] = make([]float64, group*rows*k)
 		}
 		xc := copies[wk]
 		if rows < x.M { // a chunk of instances [lo, hi) of one unit
-			v, lo := k/chunks, k%chunks*rows
+			v, lo := call/chunks, call%chunks*rows
 			hi := min(lo+rows, x.M)
 			in := xc.Rows(0, hi-lo)
 			copy(in.Data, x.Rows(lo, hi).Data)
 			for r := range hi - lo {
 				occlude(in, r, lo+r, v)
 			}
-			pred := preds[wk][:hi-lo]
+			pred := preds[wk][:(hi-lo)*k]
 			j, win := v/len(wins), wins[v%len(wins)]
 			if err := cm.predictRows(pred, in, func(r int) string { return occRow(lo+r, j, win) }); err != nil {
 				return err
 			}
-			for r, p := range pred {
+			for r := range hi - lo {
 				if complete || occluded(x, lo+r, j, win) {
-					delta[v*x.M+lo+r] = base[lo+r] - p
+					record(v, lo+r, pred[r*k:(r+1)*k])
 				}
 			}
 			return nil
 		}
-		// group copies of the data, copy g with unit k·group + g occluded.
-		v0 := k * group
-		n := min(group, units-v0)
+		// group copies of the data, copy g with unit call·group + g occluded.
+		v0 := call * group
+		ng := min(group, units-v0)
 		in := xc
-		if n < group {
-			in = xc.Rows(0, n*x.M)
+		if ng < group {
+			in = xc.Rows(0, ng*x.M)
 		}
-		for g := range n {
+		for g := range ng {
 			for i := range x.M {
 				occlude(in, g*x.M+i, i, v0+g)
 			}
 		}
-		pred := preds[wk][:n*x.M]
+		pred := preds[wk][:ng*x.M*k]
 		err := cm.predictRows(pred, in, func(r int) string {
 			v := v0 + r/x.M
 			return occRow(r%x.M, v/len(wins), wins[v%len(wins)])
@@ -401,12 +439,12 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 		if err != nil {
 			return err
 		}
-		for g := range n {
+		for g := range ng {
 			j, win := (v0+g)/len(wins), wins[(v0+g)%len(wins)]
-			d := delta[(v0+g)*x.M : (v0+g+1)*x.M]
 			for i := range x.M {
 				if complete || occluded(x, i, j, win) {
-					d[i] = base[i] - pred[g*x.M+i]
+					r := g*x.M + i
+					record(v0+g, i, pred[r*k:(r+1)*k])
 				}
 				copy(in.Window(g*x.M+i, j, win[0], win[1]-1), x.Window(i, j, win[0], win[1]-1))
 			}
@@ -416,13 +454,25 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	if err != nil {
 		return nil, wrapRun("Occlusion", err)
 	}
+	return delta, nil
+}
 
-	// Combine in a fixed order: each cell averages its covering windows. A
-	// window's score is the mean |Δ_i| over the instances in which it
-	// occluded an observed cell; a cell no instance observes scores 0, and
-	// so does an instance's unobserved cell.
-	e := tempora.NewExplanation("OCC", data)
-	local := tempora.NewTensor(x.M, x.D, x.L)
+// combine turns the output changes delta (see deltas) into each explained
+// output's cell scores and the per-instance attributions, in a fixed
+// order: each cell averages its covering windows. A window's score is the
+// mean |Δ_i| over the instances in which it occluded an observed cell; a
+// cell no instance observes scores 0, and so does an instance's
+// unobserved cell. The attributions of several outputs are M·n rows, row
+// i·n + o instance i's of the o-th output.
+func (u *occSetup) combine(x *tempora.Tensor, delta []float64) ([][]float64, *tempora.Tensor) {
+	wins, complete := u.wins, u.complete
+	n := len(u.sel.cols)
+	units := x.D * len(wins)
+	cells := make([][]float64, n)
+	for o := range cells {
+		cells[o] = make([]float64, x.D*x.L)
+	}
+	local := tempora.NewTensor(x.M*n, x.D, x.L)
 	cover := make([]int, x.L)
 	for _, win := range wins {
 		for t := win[0]; t < win[1]; t++ {
@@ -443,34 +493,32 @@ func (c Occlusion) Attribute(ctx context.Context, m tempora.Model, data *tempora
 	}
 	for v := range units {
 		j, win := v/len(wins), wins[v%len(wins)]
-		d := delta[v*x.M : (v+1)*x.M]
-		var mean float64
-		var n int
-		for i, dv := range d {
-			mean += math.Abs(dv)
-			if complete || occluded(x, i, j, win) {
-				n++
+		for o := range n {
+			var mean float64
+			var count int
+			for i := range x.M {
+				mean += math.Abs(delta[(v*x.M+i)*n+o])
+				if complete || occluded(x, i, j, win) {
+					count++
+				}
 			}
-		}
-		if n > 0 {
-			mean /= float64(n)
-		}
-		for t := win[0]; t < win[1]; t++ {
-			if !observed[j*x.L+t] {
-				continue
+			if count > 0 {
+				mean /= float64(count)
 			}
-			e.Cells[j*x.L+t] += mean / float64(cover[t])
-			for i, dv := range d {
-				if k := local.Index(i, j, t); complete || !tempora.Missing(x.Data[k]) {
-					local.Data[k] += dv / float64(cover[t])
+			for t := win[0]; t < win[1]; t++ {
+				if !observed[j*x.L+t] {
+					continue
+				}
+				cells[o][j*x.L+t] += mean / float64(cover[t])
+				for i := range x.M {
+					if complete || !tempora.Missing(x.At(i, j, t)) {
+						local.Data[local.Index(i*n+o, j, t)] += delta[(v*x.M+i)*n+o] / float64(cover[t])
+					}
 				}
 			}
 		}
 	}
-	summarise(e)
-	cm.account(&e.Accounting)
-	e.Accounting.Runtime = time.Since(start)
-	return &OcclusionResult{Explanation: e, Local: local}, nil
+	return cells, local
 }
 
 // occRow describes a row of an occlusion call for a model error.

@@ -79,6 +79,16 @@ type PERM struct {
 	Seed uint64
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
+	// Output is the loss the cells' tests score (explain.Test.Output):
+	// the whole model's (explain.WholeModel, the zero value) or one
+	// output's (explain.OutputOf) of a model with several outputs. For
+	// the whole model of such a model, every cell is also tested on each
+	// output's loss with the same key, so on the same draws (one draw
+	// gives every output's loss: a draw is made again only for a test
+	// that runs longer than the cell's others), each output's cells a
+	// family of their own; the explanation's Outputs holds their effect
+	// sizes (PermResult.Outputs their tests).
+	Output explain.Output
 }
 
 var _ tempora.Explainer = PERM{}
@@ -110,6 +120,15 @@ type PermResult struct {
 	// they concern the significance of cells, so only PERM-f's explanation
 	// carries them.
 	Warnings []string
+	// OutputName names the output the cells were tested on when it was
+	// one of a model's several (empty: the whole model). For the whole
+	// model of a model with several outputs, ModelOutputs describes them
+	// and Outputs holds each output's cell tests (Outputs[k] of output k,
+	// with Baseline its mean loss, no accounting and no warnings); both
+	// are nil otherwise.
+	ModelOutputs *tempora.Outputs
+	OutputName   string
+	Outputs      []*PermResult
 }
 
 // Explain implements tempora.Explainer. The method name is "PERM", or
@@ -139,41 +158,37 @@ func (c PERM) AnalyzeHeld(ctx context.Context, m tempora.Model, held resident.Mo
 	if err != nil {
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
+	sel, err := selectOutput("PERM", c.Output, data)
+	if err != nil {
+		return nil, err
+	}
 	eng.Hold(held)
 	d, l := data.X.D, data.X.L
-	cells := make([]explain.Test, d*l)
-	for j := range d {
-		for t := range l {
-			cells[j*l+t] = explain.Test{
-				Features:     []int{j},
-				Window:       tempora.Window{Start: t, End: t},
-				Permutations: perms,
-				Key:          "perm/" + strconv.Itoa(j) + "_" + strconv.Itoa(t),
-				Stop:         stop,
-			}
+	// The family of the explained loss, then, for the whole model of a
+	// model with several outputs, one per output on the same keys.
+	outs := []explain.Output{sel.out}
+	if sel.perOutput() {
+		for k := range sel.k {
+			outs = append(outs, explain.OutputOf(k))
 		}
 	}
-	all, err := eng.RunFamilies(ctx, []explain.Family{{Alpha: alpha, Tests: cells}})
+	fams := make([]explain.Family, len(outs))
+	for f, o := range outs {
+		fams[f] = explain.Family{Alpha: alpha, Tests: permCells(d, l, perms, stop, o)}
+	}
+	all, err := eng.RunFamilies(ctx, fams)
 	if err != nil {
 		return nil, fmt.Errorf("baselines: PERM: %w", err)
 	}
-	res := all[0]
-	r := &PermResult{
-		D: d, L: l, Baseline: eng.BaselineLoss(), Alpha: alpha, Permutations: perms, Tests: tests,
-		Scores: make([]float64, d*l), PValues: make([]float64, d*l), PAdjusted: make([]float64, d*l),
-		Significant: make([]bool, d*l), Draws: make([]int, d*l),
-	}
 	count := tempora.DrawCount{Test: "cell"}
-	if data.FeatureNames != nil {
-		r.Names = append([]string(nil), data.FeatureNames...)
+	r := newPermResult(data, eng.OutputLoss(sel.out), alpha, perms, tests, all[0], &count)
+	r.OutputName = sel.name
+	if sel.perOutput() {
+		r.ModelOutputs = data.Outputs
+		for k, res := range all[1:] {
+			r.Outputs = append(r.Outputs, newPermResult(data, eng.OutputLoss(explain.OutputOf(k)), alpha, perms, tests, res, &count))
+		}
 	}
-	for k, t := range res {
-		r.Scores[k], r.PValues[k], r.Draws[k] = t.Score, t.PValue, t.Draws
-		count.Tests++
-		count.Draws += int64(t.Evaluated)
-		count.MaxDraws += int64(t.Max)
-	}
-	fdr.BH(r.Significant, r.PAdjusted, r.PValues, alpha)
 	if m := d * l; 1/float64(perms+1) > alpha/float64(m)*(1+1e-12) {
 		need := int(math.Ceil(float64(m)/(alpha*float64(perms+1)) - 1e-9))
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the family of %d cells: with %d permutations the smallest p-value 1/%d = %.3g exceeds alpha/m = %.3g, so BH rejects none of them unless at least %d reach it; a single discovery needs at least %d permutations",
@@ -183,6 +198,51 @@ func (c PERM) AnalyzeHeld(ctx context.Context, m tempora.Model, held resident.Mo
 	r.Accounting.Runtime = time.Since(start)
 	r.Accounting.Draws = []tempora.DrawCount{count}
 	return r, nil
+}
+
+// permCells returns the tests of the D·L cells on output o: cell (j, t)
+// keyed "perm/j_t", whatever the output, so that the tests of one cell
+// share their draws.
+func permCells(d, l, perms int, stop explain.Stop, o explain.Output) []explain.Test {
+	cells := make([]explain.Test, d*l)
+	for j := range d {
+		for t := range l {
+			cells[j*l+t] = explain.Test{
+				Features:     []int{j},
+				Window:       tempora.Window{Start: t, End: t},
+				Permutations: perms,
+				Key:          "perm/" + strconv.Itoa(j) + "_" + strconv.Itoa(t),
+				Stop:         stop,
+				Output:       o,
+			}
+		}
+	}
+	return cells
+}
+
+// newPermResult returns the result of one family of cell tests res of
+// data, with baseline loss base and BH at alpha, adding the tests' draws
+// to count (each key's draws once: explain.TestResult.New and Owner).
+func newPermResult(data *tempora.Dataset, base, alpha float64, perms int, tests explain.Tests, res []explain.TestResult, count *tempora.DrawCount) *PermResult {
+	d, l := data.X.D, data.X.L
+	r := &PermResult{
+		D: d, L: l, Baseline: base, Alpha: alpha, Permutations: perms, Tests: tests,
+		Scores: make([]float64, d*l), PValues: make([]float64, d*l), PAdjusted: make([]float64, d*l),
+		Significant: make([]bool, d*l), Draws: make([]int, d*l),
+	}
+	if data.FeatureNames != nil {
+		r.Names = append([]string(nil), data.FeatureNames...)
+	}
+	for k, t := range res {
+		r.Scores[k], r.PValues[k], r.Draws[k] = t.Score, t.PValue, t.Draws
+		count.Tests++
+		count.Draws += int64(t.New)
+		if t.Owner {
+			count.MaxDraws += int64(t.Max)
+		}
+	}
+	fdr.BH(r.Significant, r.PAdjusted, r.PValues, alpha)
+	return r
 }
 
 // resolve checks the configuration and resolves its defaults for data of
@@ -228,19 +288,36 @@ func (r *PermResult) Explanation(filter bool) *tempora.Explanation {
 	if filter {
 		method = "PERM-f"
 	}
-	e := tempora.NewExplanation(method, &tempora.Dataset{X: &tempora.Tensor{D: r.D, L: r.L}, FeatureNames: r.Names})
-	for k, s := range r.Scores {
-		if !filter || r.Significant[k] {
-			e.Cells[k] = s
-		}
+	data := &tempora.Dataset{X: &tempora.Tensor{D: r.D, L: r.L}, FeatureNames: r.Names}
+	if r.Outputs != nil {
+		data.Outputs = r.ModelOutputs
 	}
-	summarise(e)
+	e := tempora.NewExplanation(method, data)
+	r.cells(e.Cells, filter)
+	sel := outputs{name: r.OutputName}
+	var cells [][]float64
+	for _, o := range r.Outputs {
+		c := make([]float64, r.D*r.L)
+		o.cells(c, filter)
+		cells = append(cells, c)
+	}
+	sel.fill(e, cells)
 	e.Accounting = r.Accounting
 	e.Accounting.Draws = append([]tempora.DrawCount(nil), r.Accounting.Draws...)
 	if filter {
 		e.Warnings = append([]string(nil), r.Warnings...)
 	}
 	return e
+}
+
+// cells writes r's cell scores into dst: every cell's effect size, or
+// with filter only the significant cells' (the others 0).
+func (r *PermResult) cells(dst []float64, filter bool) {
+	for k, s := range r.Scores {
+		if !filter || r.Significant[k] {
+			dst[k] = s
+		}
+	}
 }
 
 // PValue returns the p-value of cell (j, t).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/method"
 )
@@ -140,6 +141,16 @@ type SAGE struct {
 	// 3/4 of the physical or control-group memory. A negative value
 	// disables the check.
 	MaxMemory int64
+	// Output is the loss the walks score (tempora.Scorer.Losses): the
+	// whole model's (explain.WholeModel, the zero value) or, for a model
+	// with several outputs, one output's (explain.OutputOf), whose rows
+	// are then sampled among the instances with a target for it. For the
+	// whole model of such a model the same walks also give each output's
+	// values on its own loss (SAGEResult.OutputValues; a row without a
+	// target for an output adds no sample to that output's), which the
+	// explanation's Outputs holds; convergence is judged on the whole
+	// model's values.
+	Output explain.Output
 }
 
 var _ tempora.Explainer = SAGE{}
@@ -153,8 +164,21 @@ var _ tempora.Explainer = SAGE{}
 // and four vectors of unitRows values. The data and whatever the model
 // allocates come on top.
 func SAGEMemory(p, batch, bg, unitRows, workers int) float64 {
-	fp, fb, fg, fu, fw := float64(p), float64(batch), float64(bg), float64(unitRows), float64(workers)
-	return 8 * (2*fb*fp + fb + 3*fp + fw*(fu*fg*fp+fu*fg+4*fu))
+	return sageMemory(p, batch, bg, unitRows, workers, 1, 0)
+}
+
+// sageMemory is SAGEMemory for a model with k predictions per instance
+// and outs outputs whose values the run also estimates (the whole model
+// of a model with several outputs): their scores, statistics and losses
+// come on top, and a unit's predictions, averages, targets and scratch
+// grow with k.
+func sageMemory(p, batch, bg, unitRows, workers, k, outs int) float64 {
+	fp, fb, fg, fu, fw, fk, fo := float64(p), float64(batch), float64(bg), float64(unitRows), float64(workers), float64(k), float64(outs)
+	unit := fu*fg*fp + fu*fg*fk + fu*(3*fk+1) + 2*fu*fo
+	if k > 1 {
+		unit += fu * fk // the scorer's scratch
+	}
+	return 8 * ((2+fo)*fb*fp + fb + (3+2*fo)*fp + fw*unit)
 }
 
 // SAGEResult is the full output of a SAGE run.
@@ -177,6 +201,16 @@ type SAGEResult struct {
 	Converged bool
 	// Accounting is the cost of the run; Incomplete is !Converged.
 	Accounting tempora.Accounting
+	// OutputName names the output whose loss the values explain when it
+	// is one of a model's several (empty: the whole model's loss).
+	OutputName string
+	// OutputValues and OutputStdErr hold, for the whole model of a model
+	// with several outputs, each output's values and standard errors on
+	// its own loss from the same walks (entry k of output k, D·L each),
+	// and OutputPermutations the walks whose row has a target for it; nil
+	// otherwise.
+	OutputValues, OutputStdErr [][]float64
+	OutputPermutations         []int
 }
 
 // Explain implements tempora.Explainer. The method name is the imputer's
@@ -189,7 +223,7 @@ func (s SAGE) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	}
 	e := tempora.NewExplanation(r.Method, data)
 	copy(e.Cells, r.Values)
-	summarise(e)
+	outputs{name: r.OutputName}.fill(e, r.OutputValues)
 	e.Accounting = r.Accounting
 	if !r.Converged {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("SAGE did not converge within budget (ratio %.3g after %d permutations)", r.Ratio, r.Permutations))
@@ -211,6 +245,11 @@ type sageSetup struct {
 	// reports that every sequence has all L timesteps.
 	support []tempora.Window
 	full    bool
+	// sel is what the run explains; eligible lists the instances rows are
+	// sampled from when not all of them (one output without a target in
+	// every instance).
+	sel      outputs
+	eligible []int
 }
 
 func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
@@ -242,8 +281,22 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 	if s.MaxTime < 0 {
 		return nil, fmt.Errorf("baselines: SAGE MaxTime is %v, want 0 (no cap) or more", s.MaxTime)
 	}
-	if u.loss == nil {
-		u.loss = tempora.LossFor(data.Task)
+	if _, err := tempora.NewScorer(data, s.Loss); err != nil {
+		return nil, fmt.Errorf("baselines: SAGE: %w", err)
+	}
+	if u.sel, err = selectOutput("SAGE", s.Output, data); err != nil {
+		return nil, err
+	}
+	if !u.sel.perOutput() && u.sel.name != "" {
+		c := u.sel.cols[0]
+		for i := range x.M {
+			if hasTarget(data, i, c) {
+				u.eligible = append(u.eligible, i)
+			}
+		}
+		if len(u.eligible) == x.M {
+			u.eligible = nil
+		}
 	}
 	switch s.Imputer {
 	case Marginal:
@@ -276,6 +329,16 @@ func (s SAGE) setup(data *tempora.Dataset) (*sageSetup, error) {
 	return u, nil
 }
 
+// outs returns the number of outputs whose values the run estimates
+// besides the explained loss's: K for the whole model of a model with
+// several outputs, else 0.
+func (u *sageSetup) outs() int {
+	if u.sel.perOutput() {
+		return u.sel.k
+	}
+	return 0
+}
+
 // checkMemory returns an error if SAGEMemory exceeds the memory limit.
 func (s SAGE) checkMemory(u *sageSetup, p int) error {
 	limit, source := s.MaxMemory, "SAGE.MaxMemory"
@@ -285,7 +348,7 @@ func (s SAGE) checkMemory(u *sageSetup, p int) error {
 	units := (u.batch + u.unitRows - 1) / u.unitRows
 	workers := min(method.Workers(s.Workers), units)
 	what := fmt.Sprintf("%s with batches of %d permutations (%d columns, background of %d rows, %d workers)", u.method, u.batch, p, u.bg, workers)
-	if err := memlimit.Check(what, SAGEMemory(p, u.batch, u.bg, u.unitRows, workers), limit, source); err != nil {
+	if err := memlimit.Check(what, sageMemory(p, u.batch, u.bg, u.unitRows, workers, u.sel.k, u.outs()), limit, source); err != nil {
 		return fmt.Errorf("baselines: %w", err)
 	}
 	return nil
@@ -308,23 +371,30 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 	workers := method.Workers(s.Workers)
 	bufs := make([]*sageWork, workers)
 
-	// Welford statistics per column; every row adds one sample to every
-	// column.
-	mean := make([]float64, p)
-	m2 := make([]float64, p)
+	// Welford statistics per column of the explained loss, and of each
+	// output's loss for the whole model of a model with several outputs.
+	stats := newWelford(p)
 	scores := make([]float64, u.batch*p)
+	ostats := make([]*welford, u.outs())
+	oscores := make([][]float64, u.outs())
+	for c := range ostats {
+		ostats[c], oscores[c] = newWelford(p), make([]float64, u.batch*p)
+	}
 	rows := make([]int, u.batch)
 	perms := make([]int, u.batch*p)
-	res := &SAGEResult{Method: u.method, D: x.D, L: x.L, Ratio: math.Inf(1)}
-	n := 0
+	res := &SAGEResult{Method: u.method, D: x.D, L: x.L, Ratio: math.Inf(1), OutputName: u.sel.name}
 	for b := 0; ; b++ {
 		size := u.batch
 		if s.MaxPermutations > 0 {
-			size = min(size, s.MaxPermutations-n)
+			size = min(size, s.MaxPermutations-stats.n)
 		}
 		for r := range size {
 			rng := tempora.NewRand(s.Seed, "sage", strconv.Itoa(b), strconv.Itoa(r))
-			rows[r] = rng.IntN(x.M)
+			if u.eligible == nil {
+				rows[r] = rng.IntN(x.M)
+			} else {
+				rows[r] = u.eligible[rng.IntN(len(u.eligible))]
+			}
 			perm := perms[r*p : (r+1)*p]
 			for c := range perm {
 				perm[c] = c
@@ -337,42 +407,79 @@ func (s SAGE) Estimate(ctx context.Context, m tempora.Model, data *tempora.Datas
 				bufs[w] = newSageWork(u, x.D, x.L)
 			}
 			lo, hi := k*u.unitRows, min((k+1)*u.unitRows, size)
-			return bufs[w].walk(scores[lo*p:hi*p], u, cm, data, rows[lo:hi], perms[lo*p:hi*p])
+			unit := make([][]float64, len(oscores))
+			for c := range unit {
+				unit[c] = oscores[c][lo*p : hi*p]
+			}
+			return bufs[w].walk(scores[lo*p:hi*p], unit, u, cm, data, rows[lo:hi], perms[lo*p:hi*p])
 		})
 		if err != nil {
 			return nil, err
 		}
 		for r := range size {
-			n++
-			for c, v := range scores[r*p : (r+1)*p] {
-				d := v - mean[c]
-				mean[c] += d / float64(n)
-				m2[c] += d * (v - mean[c])
+			stats.add(scores[r*p : (r+1)*p])
+			for c, st := range ostats {
+				if hasTarget(data, rows[r], c) {
+					st.add(oscores[c][r*p : (r+1)*p])
+				}
 			}
 		}
 		res.Batches++
-		res.Ratio = sageRatio(mean, m2, n)
+		res.Ratio = sageRatio(stats.mean, stats.m2, stats.n)
 		if res.Ratio < u.thresh {
 			res.Converged = true
 			break
 		}
-		if s.MaxPermutations > 0 && n >= s.MaxPermutations {
+		if s.MaxPermutations > 0 && stats.n >= s.MaxPermutations {
 			break
 		}
 		if s.MaxTime > 0 && time.Since(start) >= s.MaxTime {
 			break
 		}
 	}
-	res.Permutations = n
-	res.Values = mean
-	res.StdErr = m2
-	for c := range m2 {
-		res.StdErr[c] = math.Sqrt(m2[c]) / float64(n)
+	res.Permutations = stats.n
+	res.Values, res.StdErr = stats.values()
+	for _, st := range ostats {
+		v, se := st.values()
+		res.OutputValues = append(res.OutputValues, v)
+		res.OutputStdErr = append(res.OutputStdErr, se)
+		res.OutputPermutations = append(res.OutputPermutations, st.n)
 	}
 	cm.account(&res.Accounting)
 	res.Accounting.Incomplete = !res.Converged
 	res.Accounting.Runtime = time.Since(start)
 	return res, nil
+}
+
+// welford holds Welford's running means and sums of squares of n samples
+// of every column.
+type welford struct {
+	mean, m2 []float64
+	n        int
+}
+
+func newWelford(p int) *welford {
+	return &welford{mean: make([]float64, p), m2: make([]float64, p)}
+}
+
+// add adds one sample of every column.
+func (w *welford) add(sample []float64) {
+	w.n++
+	for c, v := range sample {
+		d := v - w.mean[c]
+		w.mean[c] += d / float64(w.n)
+		w.m2[c] += d * (v - w.mean[c])
+	}
+}
+
+// values returns the means and their standard errors sqrt(M2)/n (0/0:
+// NaN without samples), reusing w's storage.
+func (w *welford) values() (mean, se []float64) {
+	se = w.m2
+	for c := range se {
+		se[c] = math.Sqrt(w.m2[c]) / float64(w.n)
+	}
+	return w.mean, se
 }
 
 // sageRatio returns max_c sqrt(M2_c)/N ÷ max(max value − min value, 1e−12).
@@ -387,40 +494,56 @@ func sageRatio(mean, m2 []float64, n int) float64 {
 
 // sageWork holds one worker's buffers, reused across work units.
 type sageWork struct {
-	x    *tempora.Tensor // unitRows·bg imputed instances
-	pred []float64       // unitRows·bg predictions
-	avg  []float64       // unitRows averaged predictions
-	y    []float64       // unitRows targets
-	loss []float64       // unitRows losses
-	prev []float64       // unitRows previous losses
+	x       *tempora.Tensor // unitRows·bg imputed instances
+	pred    []float64       // unitRows·bg·K predictions
+	avg     []float64       // unitRows·K averaged predictions
+	y       []float64       // unitRows rows of targets
+	scratch []float64       // unitRows·K values for the scorer (K > 1)
+	loss    []float64       // unitRows losses
+	prev    []float64       // unitRows previous losses
+	// oloss and oprev are the losses of each output (the whole model of a
+	// model with several outputs).
+	oloss, oprev [][]float64
 }
 
 func newSageWork(u *sageSetup, d, l int) *sageWork {
-	n := u.unitRows
-	return &sageWork{
+	n, k := u.unitRows, u.sel.k
+	b := &sageWork{
 		x:    tempora.NewTensor(n*u.bg, d, l),
-		pred: make([]float64, n*u.bg),
-		avg:  make([]float64, n),
-		y:    make([]float64, n),
+		pred: make([]float64, n*u.bg*k),
+		avg:  make([]float64, n*k),
+		y:    make([]float64, n*k),
 		loss: make([]float64, n),
 		prev: make([]float64, n),
 	}
+	if k > 1 {
+		b.scratch = make([]float64, n*k)
+	}
+	for range u.outs() {
+		b.oloss = append(b.oloss, make([]float64, n))
+		b.oprev = append(b.oprev, make([]float64, n))
+	}
+	return b
 }
 
 // walk evaluates the coalition walks of one work unit: rows[r] is the data
 // row of the unit's r-th permutation perms[r·p:(r+1)·p]. It writes the
-// per-column samples into scores (len(rows)·p values).
-func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *tempora.Dataset, rows, perms []int) error {
+// per-column samples of the explained loss into scores (len(rows)·p
+// values) and those of output c's loss into oscores[c] (NaN for a row
+// without a target for it).
+func (b *sageWork) walk(scores []float64, oscores [][]float64, u *sageSetup, m *countingModel, data *tempora.Dataset, rows, perms []int) error {
 	p := data.X.D * data.X.L
 	n, bg := len(rows), u.bg
 	x := b.x.Rows(0, n*bg)
-	pred, avg := b.pred[:n*bg], b.avg[:n]
-	y, loss, prev := b.y[:n], b.loss[:n], b.prev[:n]
+	loss, prev := b.loss[:n], b.prev[:n]
+	sc, err := b.scorer(u, data, rows)
+	if err != nil {
+		return err
+	}
 	// The empty coalition: every copy holds its background (or default)
 	// row.
 	l := data.X.L
 	for r, i := range rows {
-		y[r] = data.Y[i]
 		copy(x.Data[r*bg*p:(r+1)*bg*p], u.fill)
 		// The row's padding is its own in every coalition.
 		if sup := u.support[i]; sup.Len() < l {
@@ -435,24 +558,7 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *
 			}
 		}
 	}
-	eval := func(dst []float64) error {
-		err := m.predictRows(pred, x, func(r int) string {
-			return fmt.Sprintf("instance %d with the held-out cells of a coalition from background row %d", rows[r/bg], r%bg)
-		})
-		if err != nil {
-			return err
-		}
-		for r := range n {
-			var s float64
-			for _, v := range pred[r*bg : (r+1)*bg] {
-				s += v
-			}
-			avg[r] = s / float64(bg)
-		}
-		u.loss(dst, y, avg)
-		return nil
-	}
-	if err := eval(prev); err != nil {
+	if err := b.eval(prev, b.oprev, u, m, sc, x, rows); err != nil {
 		return err
 	}
 	// Switch columns on one at a time: only the added column changes, in
@@ -465,18 +571,68 @@ func (b *sageWork) walk(scores []float64, u *sageSetup, m *countingModel, data *
 				x.Data[(r*bg+g)*p+c] = v
 			}
 		}
-		if err := eval(loss); err != nil {
+		if err := b.eval(loss, b.oloss, u, m, sc, x, rows); err != nil {
 			return err
 		}
 		for r, i := range rows {
 			c := perms[r*p+k]
-			if u.full || u.support[i].Contains(c%l) {
-				scores[r*p+c] = prev[r] - loss[r]
-			} else {
-				scores[r*p+c] = 0 // padding: switching it on changes nothing
-			}
+			padding := !u.full && !u.support[i].Contains(c%l)
+			scores[r*p+c] = sageSample(padding, prev[r], loss[r])
 			prev[r] = loss[r]
+			for o, os := range oscores {
+				os[r*p+c] = sageSample(padding, b.oprev[o][r], b.oloss[o][r])
+				b.oprev[o][r] = b.oloss[o][r]
+			}
 		}
+	}
+	return nil
+}
+
+// sageSample is the sample of a column switched on: the loss it removes,
+// or 0 for a padding cell (switching it on changes nothing).
+func sageSample(padding bool, prev, loss float64) float64 {
+	if padding {
+		return 0
+	}
+	return prev - loss
+}
+
+// scorer returns the scorer of the unit's rows: their targets, of the
+// model's outputs, scored by the run's loss.
+func (b *sageWork) scorer(u *sageSetup, data *tempora.Dataset, rows []int) (*tempora.Scorer, error) {
+	w := data.Outputs.TargetWidth()
+	y := b.y[:len(rows)*w]
+	for r, i := range rows {
+		copy(y[r*w:(r+1)*w], data.Y[i*w:(i+1)*w])
+	}
+	sub := &tempora.Dataset{X: &tempora.Tensor{M: len(rows), D: data.X.D, L: data.X.L}, Y: y, Task: data.Task, Outputs: data.Outputs}
+	return tempora.NewScorer(sub, u.loss)
+}
+
+// eval predicts the unit's imputed rows x, averages each row's
+// predictions over its background copies, and writes each row's loss of
+// the explained output into dst and of output c into odst[c].
+func (b *sageWork) eval(dst []float64, odst [][]float64, u *sageSetup, m *countingModel, sc *tempora.Scorer, x *tempora.Tensor, rows []int) error {
+	n, bg, k := len(rows), u.bg, u.sel.k
+	pred, avg := b.pred[:n*bg*k], b.avg[:n*k]
+	err := m.predictRows(pred, x, func(r int) string {
+		return fmt.Sprintf("instance %d with the held-out cells of a coalition from background row %d", rows[r/bg], r%bg)
+	})
+	if err != nil {
+		return err
+	}
+	for r := range n {
+		for c := range k {
+			var s float64
+			for g := range bg {
+				s += pred[(r*bg+g)*k+c]
+			}
+			avg[r*k+c] = s / float64(bg)
+		}
+	}
+	sc.Losses(dst[:n], avg, b.scratch, u.sel.scorerOutput())
+	for c, d := range odst {
+		sc.Losses(d[:n], avg, b.scratch, c)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/explain"
 	"github.com/tempora-dev/tempora/internal/memlimit"
 	"github.com/tempora-dev/tempora/internal/pool"
 )
@@ -171,6 +172,16 @@ type TimeSHAP struct {
 	// (TimeSHAPMemory); zero means the limit of internal/memlimit and a
 	// negative value disables the check, as for LIME.
 	MaxMemory int64
+	// Output is the prediction explained, for a model with several
+	// outputs: one output's (explain.OutputOf; a class's probability), or
+	// with explain.WholeModel, the zero value, every output's, from the
+	// same coalitions and model calls (each output's Shapley values are
+	// the regression on its own predictions; the pruning keeps recent
+	// timesteps until the older block's value is within Tolerance for
+	// every output): a cell's score is then the mean over the outputs of
+	// each output's score, which the explanation's Outputs holds, and
+	// TimeSHAPResult.Local holds every output's attributions.
+	Output explain.Output
 }
 
 var _ tempora.Explainer = TimeSHAP{}
@@ -180,6 +191,9 @@ type TimeSHAPResult struct {
 	// Explanation holds the global cell scores (method "TimeSHAP").
 	Explanation *tempora.Explanation
 	// Local holds the attributions of the explained instances, n × D × L.
+	// For the whole model of a model with K outputs it holds every
+	// output's, n × K × D × L as a tensor of n·K rows (row i·K + k is
+	// instance i's attributions of output k).
 	Local *tempora.Tensor
 	// Recent holds, per explained instance, the number of recent
 	// timesteps kept individually (the pruning's outcome).
@@ -194,14 +208,22 @@ type TimeSHAPResult struct {
 // table of sampled coalitions, the Gram matrix with its Cholesky factor and eigenvectors,
 // and vectors. The data and whatever the model allocates come on top.
 func TimeSHAPMemory(n, d, l, samples, workers int) float64 {
+	return timeSHAPMemory(n, d, l, samples, workers, 1, 1)
+}
+
+// timeSHAPMemory is TimeSHAPMemory for a model with k predictions per
+// instance of which outs are explained: the attributions of every
+// explained output, and per worker the predictions of every output.
+func timeSHAPMemory(n, d, l, samples, workers, k, outs int) float64 {
 	cells := float64(d * l)
 	p := cells + 1 // players at most
 	s := float64(samples)
 	if samples == 0 {
 		s = 2*p + TimeSHAPAutoSamples
 	}
-	perWorker := 8*(s+2*float64(l)+2)*cells + 8*s*p + 2*s*p + 24*p*p + 64*s
-	return 8*float64(n)*cells + float64(workers)*perWorker
+	rows := s + 2*float64(l) + 2
+	perWorker := 8*rows*cells + 8*s*p + 2*s*p + 24*p*p + 64*s + 8*rows*float64(k-1) + 16*p*float64(outs-1)
+	return 8*float64(n)*float64(outs)*cells + float64(workers)*perWorker
 }
 
 // timeshapSetup is a TimeSHAP configuration resolved against a dataset.
@@ -215,6 +237,7 @@ type timeshapSetup struct {
 	maxRows   int
 	maxPlayer int
 	support   []tempora.Window // each instance's span of timesteps
+	sel       outputs
 }
 
 func (c TimeSHAP) setup(data *tempora.Dataset) (*timeshapSetup, error) {
@@ -284,13 +307,16 @@ func (c TimeSHAP) setup(data *tempora.Dataset) (*timeshapSetup, error) {
 		s.maxPlayer = x.D + extra
 	}
 	s.maxRows = max(kernelSamples(s.maxPlayer, c.Samples), 2*x.L) + 2
+	if s.sel, err = selectOutput("TimeSHAP", c.Output, data); err != nil {
+		return nil, err
+	}
 	limit, source := c.MaxMemory, "TimeSHAP.MaxMemory"
 	if limit == 0 {
 		limit, source = memlimit.Default()
 	}
 	workers := min(pool.Workers(c.Workers), s.n)
 	what := fmt.Sprintf("TimeSHAP with %d coalitions per instance (%d players, %d workers)", kernelSamples(s.maxPlayer, c.Samples), s.maxPlayer, workers)
-	if err := memlimit.Check(what, TimeSHAPMemory(s.n, x.D, x.L, c.Samples, workers), limit, source); err != nil {
+	if err := memlimit.Check(what, timeSHAPMemory(s.n, x.D, x.L, c.Samples, workers, s.sel.k, len(s.sel.cols)), limit, source); err != nil {
 		return nil, fmt.Errorf("baselines: %w", err)
 	}
 	return s, nil
@@ -332,7 +358,8 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 	cm := newCountingModel(m, data)
 	x := data.X
 	p := x.D * x.L
-	local := tempora.NewTensor(s.n, x.D, x.L)
+	outs := len(s.sel.cols)
+	local := tempora.NewTensor(s.n*outs, x.D, x.L)
 	recent := make([]int, s.n)
 	workers := min(pool.Workers(c.Workers), s.n)
 	bufs := make([]*shapWork, workers)
@@ -341,7 +368,7 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 			bufs[w] = newShapWork(s)
 		}
 		rng := tempora.NewRand(c.Seed, "timeshap", strconv.Itoa(i))
-		k, err := bufs[w].explain(ctx, local.Data[i*p:(i+1)*p], s, cm, i, x.Instance(i), s.support[i], rng)
+		k, err := bufs[w].explain(ctx, local.Data[i*outs*p:(i+1)*outs*p], s, cm, i, x.Instance(i), s.support[i], rng)
 		recent[i] = k
 		return err
 	})
@@ -349,15 +376,19 @@ func (c TimeSHAP) Attribute(ctx context.Context, m tempora.Model, data *tempora.
 		return nil, wrapRun("TimeSHAP", err)
 	}
 	e := tempora.NewExplanation("TimeSHAP", data)
-	for i := range s.n {
-		for k, v := range local.Data[i*p : (i+1)*p] {
-			e.Cells[k] += math.Abs(v)
+	cells := make([][]float64, outs)
+	for o := range cells {
+		cells[o] = make([]float64, p)
+		for i := range s.n {
+			for k, v := range local.Data[(i*outs+o)*p : (i*outs+o+1)*p] {
+				cells[o][k] += math.Abs(v)
+			}
+		}
+		for k := range cells[o] {
+			cells[o][k] /= float64(s.n)
 		}
 	}
-	for k := range e.Cells {
-		e.Cells[k] /= float64(s.n)
-	}
-	summarise(e)
+	s.sel.finish(e, cells)
 	cm.account(&e.Accounting)
 	e.Accounting.Runtime = time.Since(start)
 	return &TimeSHAPResult{Explanation: e, Local: local, Recent: recent}, nil
@@ -380,6 +411,7 @@ type shapWork struct {
 	rhs     []float64
 	phi     []float64
 	chol    mat.Cholesky
+	sys     shapSystem
 	// The coalition sampler's buffers: the Shapley kernel per subset size,
 	// what is left of it, its cumulative sums, a subset's indices, a mask,
 	// a partial shuffle, and an open-addressing table of the sampled
@@ -395,7 +427,7 @@ func newShapWork(s *timeshapSetup) *shapWork {
 	coalitions := kernelSamples(s.maxPlayer, s.samples)
 	return &shapWork{
 		rows:    make([]float64, s.maxRows*p),
-		pred:    make([]float64, s.maxRows),
+		pred:    make([]float64, s.maxRows*s.sel.k),
 		base:    make([]float64, p),
 		masks:   make([]bool, 0, coalitions*s.maxPlayer),
 		weights: make([]float64, 0, coalitions),
@@ -465,7 +497,8 @@ func (b *shapWork) players(s *timeshapSetup, k int, sup tempora.Window, x []floa
 func (b *shapWork) group(q int) []int { return b.cells[b.start[q]:b.start[q+1]] }
 
 // explain writes the cell attributions of instance x, whose sequence spans
-// sup, into dst and returns the number of recent timesteps kept.
+// sup, into dst, those of each explained output in turn, and returns the
+// number of recent timesteps kept.
 func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup, m *countingModel, i int, x []float64, sup tempora.Window, rng *rand.Rand) (int, error) {
 	p := s.d * s.l
 	// The all-absent row: the baseline in the observed cells, the
@@ -510,26 +543,37 @@ func (b *shapWork) explain(ctx context.Context, dst []float64, s *timeshapSetup,
 			}
 		}
 	}
-	pred := b.pred[:ns+2]
+	kk := s.sel.k
+	pred := b.pred[:(ns+2)*kk]
 	if err := m.predictRows(pred, b.tensor(s, ns+2), shapRow(i).describe); err != nil {
 		return 0, err
 	}
-	fx, fb := pred[0], pred[1]
 	if cap(b.phi) < np {
 		b.phi = make([]float64, np)
 	}
 	phi := b.phi[:np]
-	if np == 1 {
-		phi[0] = fx - fb
-	} else if err := b.solve(phi, np, ns, pred[2:], fx, fb); err != nil {
-		return 0, err
+	var sys *shapSystem
+	if np > 1 {
+		var err error
+		if sys, err = b.factor(np, ns); err != nil {
+			return 0, err
+		}
 	}
 	clear(dst)
-	for q := range np {
-		g := b.group(q)
-		share := phi[q] / float64(len(g))
-		for _, c := range g {
-			dst[c] = share
+	for o, col := range s.sel.cols {
+		fx, fb := pred[col], pred[kk+col]
+		if np == 1 {
+			phi[0] = fx - fb
+		} else if err := b.solve(sys, phi, np, ns, pred[2*kk:], kk, col, fx, fb); err != nil {
+			return 0, err
+		}
+		out := dst[o*p : (o+1)*p]
+		for q := range np {
+			g := b.group(q)
+			share := phi[q] / float64(len(g))
+			for _, c := range g {
+				out[c] = share
+			}
 		}
 	}
 	return k, nil
@@ -577,14 +621,19 @@ func (b *shapWork) prune(s *timeshapSetup, m *countingModel, i int, x []float64,
 			}
 		}
 	}
-	pred := b.pred[:2*n]
+	kk := s.sel.k
+	pred := b.pred[:2*n*kk]
 	if err := m.predictRows(pred, b.tensor(s, 2*n), shapRow(i).describe); err != nil {
 		return 0, err
 	}
-	fx, fb := pred[0], pred[1]
 	for k := 1; k < n; k++ {
-		phiOld := ((pred[2*k] - fb) + (fx - pred[2*k+1])) / 2
-		if math.Abs(phiOld) <= s.tol {
+		within := true
+		for _, c := range s.sel.cols {
+			fx, fb := pred[c], pred[kk+c]
+			phiOld := ((pred[2*k*kk+c] - fb) + (fx - pred[(2*k+1)*kk+c])) / 2
+			within = within && math.Abs(phiOld) <= s.tol
+		}
+		if within {
 			return k, nil
 		}
 	}
@@ -801,10 +850,19 @@ func maskHash(mask []bool) uint64 {
 	return h
 }
 
-// solve writes into phi the Shapley values of np players from ns
-// coalitions with predictions pred: the kernel-weighted least squares of
-// pred − fb on the masks under Σφ = fx − fb, the last player eliminated.
-func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float64) error {
+// shapSystem is the factorised normal equations of KernelSHAP's
+// regression of one instance's coalitions: the Cholesky factor, or, when
+// they are singular, their eigenvalues and eigenvectors (chol nil).
+type shapSystem struct {
+	chol *mat.Cholesky
+	vals []float64
+	vecs mat.Dense
+}
+
+// factor builds the kernel-weighted design of np players' ns coalitions,
+// the last player eliminated by the efficiency constraint, and factorises
+// its normal equations.
+func (b *shapWork) factor(np, ns int) (*shapSystem, error) {
 	q := np - 1
 	if cap(b.design) < ns*q {
 		b.design = make([]float64, ns*q)
@@ -812,14 +870,8 @@ func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float
 	if cap(b.gram) < q*q {
 		b.gram = make([]float64, q*q)
 	}
-	if cap(b.rhs) < q {
-		b.rhs = make([]float64, q)
-	}
 	z := mat.NewDense(ns, q, b.design[:ns*q])
 	raw := z.RawMatrix()
-	rhs := b.rhs[:q]
-	clear(rhs)
-	total := fx - fb
 	for r := range ns {
 		mask := b.masks[r*np : (r+1)*np]
 		last := 0.0
@@ -827,16 +879,13 @@ func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float
 			last = 1
 		}
 		sw := math.Sqrt(b.weights[r])
-		y := sw * (pred[r] - fb - last*total)
 		zr := raw.Data[r*raw.Stride : r*raw.Stride+q]
 		for c := range zr {
 			v := -last
 			if mask[c] {
 				v++
 			}
-			v *= sw
-			zr[c] = v
-			rhs[c] += v * y
+			zr[c] = v * sw
 		}
 	}
 	g := mat.NewSymDense(q, b.gram[:q*q])
@@ -849,50 +898,93 @@ func (b *shapWork) solve(phi []float64, np, ns int, pred []float64, fx, fb float
 		blk := blas64.General{Rows: hi - lo, Cols: q, Stride: raw.Stride, Data: raw.Data[lo*raw.Stride:]}
 		blas64.Syrk(blas.Trans, 1, blk, 1, gs)
 	}
-	sol := mat.NewVecDense(q, phi[:q])
+	sys := &b.sys
 	if b.chol.Factorize(g) {
-		if err := b.chol.SolveVecTo(sol, mat.NewVecDense(q, rhs)); err == nil {
-			return finishPhi(phi, q, total)
-		}
+		sys.chol = &b.chol
+		return sys, nil
 	}
 	// Singular normal equations (a player never varied apart from the
 	// last): the minimum-norm solution through the pseudo-inverse.
+	return sys, sys.eigen(g)
+}
+
+// eigen sets sys to the eigendecomposition of the normal equations g.
+func (sys *shapSystem) eigen(g *mat.SymDense) error {
+	sys.chol = nil
 	var eig mat.EigenSym
 	if !eig.Factorize(g, true) {
 		return fmt.Errorf("baselines: TimeSHAP: the regression's eigendecomposition failed")
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
+	sys.vals = eig.Values(nil)
+	sys.vecs = mat.Dense{}
+	eig.VectorsTo(&sys.vecs)
+	return nil
+}
+
+// solve writes into phi the Shapley values of np players from ns
+// coalitions with predictions pred (k per row, the explained output's in
+// column col): the kernel-weighted least squares of pred − fb on the
+// masks under Σφ = fx − fb, the last player eliminated, through sys (the
+// factorised normal equations of the design, factor).
+func (b *shapWork) solve(sys *shapSystem, phi []float64, np, ns int, pred []float64, k, col int, fx, fb float64) error {
+	q := np - 1
+	if cap(b.rhs) < q {
+		b.rhs = make([]float64, q)
+	}
+	rhs := b.rhs[:q]
+	clear(rhs)
+	total := fx - fb
+	raw := b.design[:ns*q]
+	for r := range ns {
+		last := 0.0
+		if b.masks[r*np+q] {
+			last = 1
+		}
+		y := math.Sqrt(b.weights[r]) * (pred[r*k+col] - fb - last*total)
+		for c, v := range raw[r*q : (r+1)*q] {
+			rhs[c] += v * y
+		}
+	}
+	if sys.chol != nil {
+		sol := mat.NewVecDense(q, phi[:q])
+		if err := sys.chol.SolveVecTo(sol, mat.NewVecDense(q, rhs)); err == nil {
+			finishPhi(phi, q, total)
+			return nil
+		}
+		// A failed solve: the pseudo-inverse, as for singular equations.
+		if err := sys.eigen(mat.NewSymDense(q, b.gram[:q*q])); err != nil {
+			return err
+		}
+	}
 	top := 0.0
-	for _, v := range vals {
+	for _, v := range sys.vals {
 		top = math.Max(top, math.Abs(v))
 	}
 	cut := top * float64(q) * 1e-12
 	clear(phi[:q])
-	for k, v := range vals {
+	for k, v := range sys.vals {
 		if v <= cut {
 			continue
 		}
 		var proj float64
 		for c := range q {
-			proj += vecs.At(c, k) * rhs[c]
+			proj += sys.vecs.At(c, k) * rhs[c]
 		}
 		proj /= v
 		for c := range q {
-			phi[c] += proj * vecs.At(c, k)
+			phi[c] += proj * sys.vecs.At(c, k)
 		}
 	}
-	return finishPhi(phi, q, total)
+	finishPhi(phi, q, total)
+	return nil
 }
 
 // finishPhi sets the eliminated last player's value from the efficiency
 // constraint.
-func finishPhi(phi []float64, q int, total float64) error {
+func finishPhi(phi []float64, q int, total float64) {
 	var s float64
 	for _, v := range phi[:q] {
 		s += v
 	}
 	phi[q] = total - s
-	return nil
 }

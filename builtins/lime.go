@@ -24,10 +24,14 @@ func limeMethod() method.Method {
 	return method.Method{
 		Name:   "LIME",
 		Doc:    "local linear surrogates, mean |weight| per cell over instances; refuses missing values",
-		Params: method.Params(limeSamples, limeInstances),
+		Params: method.Params(limeSamples, limeInstances, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {
+			out, err := outputOf(c)
+			if err != nil {
+				return nil, err
+			}
 			return baselines.LIME{Samples: limeSamples.Get(c.Values), Instances: limeInstances.Get(c.Values),
-				Seed: c.Seed, Workers: c.Workers}, nil
+				Seed: c.Seed, Workers: c.Workers, Output: out}, nil
 		},
 	}
 }

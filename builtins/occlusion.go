@@ -32,14 +32,18 @@ func occMethod() method.Method {
 	return method.Method{
 		Name:   "OCC",
 		Doc:    "sliding-window occlusion: mean |output change| over the windows covering each cell",
-		Params: method.Params(occWidth, occStride, occBaseline, copyMemory),
+		Params: method.Params(occWidth, occStride, occBaseline, copyMemory, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			b, err := baselines.ParseBaseline(occBaseline.Get(c.Values))
 			if err != nil {
 				return nil, err
 			}
+			out, err := outputOf(c)
+			if err != nil {
+				return nil, err
+			}
 			return baselines.Occlusion{Width: occWidth.Get(c.Values), Stride: occStride.Get(c.Values),
-				Baseline: b, Workers: c.Workers, MemoryBudget: int64(copyMemory.Get(c.Values)) << 20}, nil
+				Baseline: b, Workers: c.Workers, MemoryBudget: int64(copyMemory.Get(c.Values)) << 20, Output: out}, nil
 		},
 	}
 }

@@ -27,14 +27,18 @@ func permMethod() method.Method {
 	return method.Method{
 		Name:   "PERM",
 		Doc:    "permutation importance of every feature-timestep cell (effect size of a permutation test per cell); missing values permuted as by TIME",
-		Params: method.Params(permTests, permutations, permAlpha, sequential),
+		Params: method.Params(permTests, permutations, permAlpha, outputParam, sequential),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			tests, err := testsOf(c.Values, permTests, false)
 			if err != nil {
 				return nil, err
 			}
+			out, err := outputOf(c)
+			if err != nil {
+				return nil, err
+			}
 			return &permRun{cfg: baselines.PERM{Tests: tests, Permutations: permutations.Get(c.Values),
-				Alpha: permAlpha.Get(c.Values), Seed: c.Seed, Workers: c.Workers}}, nil
+				Alpha: permAlpha.Get(c.Values), Seed: c.Seed, Workers: c.Workers, Output: out}}, nil
 		},
 	}
 }

@@ -60,18 +60,22 @@ var sageDocs = map[baselines.Imputer]string{
 // (docs/decisions.md, decision 21).
 func sageMethod(imp baselines.Imputer) method.Method {
 	maxPerms := sageMaxPermutations
-	params := method.Params(maxPerms, sageBudget)
+	params := method.Params(maxPerms, sageBudget, outputParam)
 	if imp == baselines.Marginal {
 		maxPerms = sageMarginalMaxPermutations
-		params = method.Params(sageBackground, maxPerms, sageBudget)
+		params = method.Params(sageBackground, maxPerms, sageBudget, outputParam)
 	}
 	return method.Method{
 		Name:   imp.String(),
 		Doc:    sageDocs[imp],
 		Params: params,
 		New: func(c method.Config) (tempora.Explainer, error) {
+			out, err := outputOf(c)
+			if err != nil {
+				return nil, err
+			}
 			s := baselines.SAGE{Imputer: imp, MaxPermutations: maxPerms.Get(c.Values),
-				MaxTime: sageBudget.Get(c.Values), Seed: c.Seed, Workers: c.Workers}
+				MaxTime: sageBudget.Get(c.Values), Seed: c.Seed, Workers: c.Workers, Output: out}
 			if imp == baselines.Marginal {
 				s.Background = sageBackground.Get(c.Values)
 			}

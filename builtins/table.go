@@ -10,7 +10,10 @@
 // declares its parameters once, as typed method.Spec values: the table's
 // parameters, flags, grid axes, help texts and records are derived from
 // those declarations, and the constructor reads its values through them.
-// A new built-in method is one file and one entry of Methods.
+// A new built-in method is one file and one entry of Methods. Every
+// baseline takes the output parameter (output.go): the one output of a
+// model with several that it explains, or the whole model; TIME explains
+// the whole model and every output at once.
 //
 // LIME and SAGE are configured by default as in the paper
 // (docs/decisions.md, decisions 11 and 12) apart from SAGE's permutation

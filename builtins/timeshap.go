@@ -37,7 +37,7 @@ func timeSHAPMethod() method.Method {
 	return method.Method{
 		Name:   "TimeSHAP",
 		Doc:    "KernelSHAP over temporal coalitions of observed cells, mean |attribution| per cell",
-		Params: method.Params(tsLevel, tsRecent, tsTolerance, tsCoalitions, tsInstances, tsBaseline),
+		Params: method.Params(tsLevel, tsRecent, tsTolerance, tsCoalitions, tsInstances, tsBaseline, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			level, err := baselines.ParseTimeSHAPLevel(tsLevel.Get(c.Values))
 			if err != nil {
@@ -47,12 +47,16 @@ func timeSHAPMethod() method.Method {
 			if err != nil {
 				return nil, err
 			}
+			out, err := outputOf(c)
+			if err != nil {
+				return nil, err
+			}
 			n := tsInstances.Get(c.Values)
 			if c.Data != nil && c.Data.X != nil && n > c.Data.X.M {
 				n = c.Data.X.M
 			}
 			return baselines.TimeSHAP{Level: level, Recent: tsRecent.Get(c.Values), Tolerance: tsTolerance.Get(c.Values),
-				Samples: tsCoalitions.Get(c.Values), Instances: n, Baseline: b, Seed: c.Seed, Workers: c.Workers}, nil
+				Samples: tsCoalitions.Get(c.Values), Instances: n, Baseline: b, Seed: c.Seed, Workers: c.Workers, Output: out}, nil
 		},
 	}
 }

@@ -35,7 +35,11 @@ instances × D × L, for the problem's first instances; with -problems its
 name in each problem directory) it adds the per-instance metrics: each
 instance's attributions against the cells that move that instance's output
 (synth's per-instance truth), averaged over instances. Without -scores the
-cell scores are then the attributions' mean magnitude over instances.
+cell scores are then the attributions' mean magnitude over instances. For
+a model with K outputs the file is instances × K × D × L, each output's
+attributions scored against its own truth: the metrics over every
+(instance, output) pair, then each output's, named with [k] (see
+docs/records.md).
 
 Every evaluation adds the threshold-free metrics: AUROC and AUPRC of the
 cell scores against the true cells (timestep-auroc, timestep-auprc) and of

@@ -3,12 +3,13 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/dataio"
+	"github.com/tempora-dev/tempora/internal/npy"
 	"github.com/tempora-dev/tempora/internal/scorefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
@@ -55,18 +56,41 @@ func withFeatures(e *tempora.Explanation) *tempora.Explanation {
 	return e
 }
 
-// readAttributions reads per-instance attributions, a NumPy .npy array of
-// n instances × D features × L timesteps for the first n instances of a
-// problem's data (any n from 1 to the data's instances).
-func readAttributions(path string) (*tempora.Tensor, error) {
-	a, err := dataio.ReadTensorNPY(path)
+// readAttributions reads per-instance attributions, a NumPy .npy array
+// of n instances × D features × L timesteps for the first n instances of
+// a problem's data (any n from 1 to the data's instances), or n × K × D ×
+// L for the K outputs of a model with several. It returns them as a
+// tensor of n·K rows (row i·K + k: instance i's of output k) and K (1 for
+// a 3-D array).
+func readAttributions(path string) (*tempora.Tensor, int, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("experiments: attributions: %w", err)
+		return nil, 0, fmt.Errorf("experiments: attributions: %w", err)
 	}
-	if a.M < 1 {
-		return nil, fmt.Errorf("experiments: %s holds no instance's attributions", path)
+	defer f.Close()
+	a, err := npy.Read(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("experiments: attributions: %s: %w", path, err)
 	}
-	return a, nil
+	s := a.Shape
+	k := 1
+	switch len(s) {
+	case 3:
+	case 4:
+		k = s[1]
+		s = []int{s[0] * s[1], s[2], s[3]}
+	default:
+		return nil, 0, fmt.Errorf("experiments: attributions: %s has shape %v, want instances × features × timesteps, or instances × outputs × features × timesteps", path, a.Shape)
+	}
+	if s[0] < 1 || k < 1 || s[1] < 1 || s[2] < 1 {
+		return nil, 0, fmt.Errorf("experiments: %s holds no instance's attributions (shape %v)", path, a.Shape)
+	}
+	for i, v := range a.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, 0, fmt.Errorf("experiments: attributions: %s: value %d is %v", path, i, v)
+		}
+	}
+	return &tempora.Tensor{M: s[0], D: s[1], L: s[2], Data: a.Data}, k, nil
 }
 
 // EvaluateFiles scores an outside tool's explanation of the synthetic
@@ -94,13 +118,14 @@ func EvaluateFiles(dir, scores, attributions string, mode method.Mode, tests boo
 		return nil, err
 	}
 	var local *tempora.Tensor
+	k := 1
 	if attributions != "" {
-		if local, err = readAttributions(attributions); err != nil {
+		if local, k, err = readAttributions(attributions); err != nil {
 			return nil, err
 		}
 		if local.D != len(tr.Relevant) || local.L != l {
-			return nil, fmt.Errorf("experiments: %s has %d × %d × %d attributions, the problem in %s has %d features × %d timesteps",
-				attributions, local.M, local.D, local.L, dir, len(tr.Relevant), l)
+			return nil, fmt.Errorf("experiments: %s has attributions of %d features × %d timesteps, the problem in %s has %d features × %d timesteps",
+				attributions, local.D, local.L, dir, len(tr.Relevant), l)
 		}
 	}
 	var e *tempora.Explanation
@@ -127,10 +152,13 @@ func EvaluateFiles(dir, scores, attributions string, mode method.Mode, tests boo
 	if err != nil {
 		return nil, fmt.Errorf("experiments: per-instance truth: %w", err)
 	}
-	if local.M > p.Data.X.M {
-		return nil, fmt.Errorf("experiments: %s has attributions of %d instances, the problem in %s has %d", attributions, local.M, dir, p.Data.X.M)
+	if k != p.Data.K() {
+		return nil, fmt.Errorf("experiments: %s has attributions of %d outputs, the model of the problem in %s has %d (attributions of several outputs are instances × outputs × features × timesteps)", attributions, k, dir, p.Data.K())
 	}
-	ms, err := instanceScores(p.Model, p.Data, nil, local)
+	if local.M/k > p.Data.X.M {
+		return nil, fmt.Errorf("experiments: %s has attributions of %d instances, the problem in %s has %d", attributions, local.M/k, dir, p.Data.X.M)
+	}
+	ms, err := localScores(p.Model, p.Data, local, nil)
 	if err != nil {
 		return nil, err
 	}

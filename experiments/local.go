@@ -9,7 +9,6 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 // localMethods are the default methods of the local suite: the methods
@@ -51,7 +50,8 @@ var localSuite = &Suite{
 // attribute runs ex on model and data with method.Measure and returns,
 // with the explanation, the per-instance attributions of the explainers
 // that give them (baselines.Occlusion, TimeSHAP and LIME: n × D × L for the
-// first n instances); local is nil for any other explainer.
+// first n instances, or for every output of a model with K outputs n × K
+// × D × L as a tensor of n·K rows); local is nil for any other explainer.
 func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
 	if data == nil || data.X == nil {
 		return nil, nil, fmt.Errorf("experiments: no data to explain")
@@ -61,12 +61,22 @@ func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, d
 	if err != nil {
 		return nil, nil, err
 	}
-	local := a.local
-	if local != nil && (local.D != data.X.D || local.L != data.X.L || local.M > data.X.M || len(local.Data) != local.M*local.D*local.L) {
-		return nil, nil, fmt.Errorf("experiments: %s gave %d × %d × %d attributions for %d × %d × %d data",
-			e.Method, local.M, local.D, local.L, data.X.M, data.X.D, data.X.L)
+	local, k := a.local, explainedOutputs(e, data)
+	if local != nil && (local.D != data.X.D || local.L != data.X.L || local.M%k != 0 || local.M/k > data.X.M || len(local.Data) != local.M*local.D*local.L) {
+		return nil, nil, fmt.Errorf("experiments: %s gave %d × %d × %d attributions of %d outputs for %d × %d × %d data",
+			e.Method, local.M, local.D, local.L, k, data.X.M, data.X.D, data.X.L)
 	}
 	return e, local, nil
+}
+
+// explainedOutputs returns the number of outputs e explains of data's
+// model: one when e explains one output (Explanation.Output) or the model
+// has one, else all K.
+func explainedOutputs(e *tempora.Explanation, data *tempora.Dataset) int {
+	if e.Output != "" {
+		return 1
+	}
+	return data.K()
 }
 
 // attributor is an explainer whose Explain runs its explainer's Attribute
@@ -102,48 +112,144 @@ func (a *attributor) Explain(ctx context.Context, model tempora.Model, data *tem
 	return e, err
 }
 
+// instanceTruther is a model with one output whose per-instance truth is
+// known: the cells that move each instance's output (synth.Model).
+type instanceTruther interface {
+	InstanceTruth(dst []bool, x *tempora.Tensor) error
+}
+
+// InstanceOutputTruther is what a model with several outputs needs for
+// per-instance metrics (the local suite, "tempora evaluate
+// -attributions"): its per-instance truth per output.
+type InstanceOutputTruther interface {
+	// InstanceOutputTruth writes into dst, of x.M × K × D × L entries
+	// (entry ((i·K + k)·D + j)·L + t, K the model's outputs), whether
+	// feature j at timestep t moves output k of instance i of x; a missing
+	// cell (NaN) is never true. It returns an error for x of another shape
+	// than the model's or a dst of another length.
+	InstanceOutputTruth(dst []bool, x *tempora.Tensor) error
+}
+
+// hasInstanceTruth reports whether model has a per-instance truth for
+// data: InstanceTruth for one output, InstanceOutputTruth for several.
+func hasInstanceTruth(model tempora.Model, data *tempora.Dataset) bool {
+	if data.K() > 1 {
+		_, ok := model.(InstanceOutputTruther)
+		return ok
+	}
+	_, ok := model.(instanceTruther)
+	return ok
+}
+
 // instanceTruth returns the per-instance truth of the first n instances of
-// data under a synthetic model (synth.Model.InstanceTruth), n × D × L, or
-// an error for any other model.
+// data under model: n × D × L (synth.Model.InstanceTruth), or for a model
+// with K outputs n × K × D × L (InstanceOutputTruth); an error for a model
+// without one.
 func instanceTruth(model tempora.Model, data *tempora.Dataset, n int) ([]bool, error) {
-	sm, ok := model.(*synth.Model)
-	if !ok {
+	if !hasInstanceTruth(model, data) {
+		if data.K() > 1 {
+			return nil, fmt.Errorf("experiments: per-instance truth of a model with %d outputs needs a model with InstanceOutputTruth, not %T", data.K(), model)
+		}
 		return nil, fmt.Errorf("experiments: per-instance truth needs a synthetic model, not %T", model)
 	}
 	if n < 0 || n > data.X.M {
 		return nil, fmt.Errorf("experiments: per-instance truth of %d of %d instances", n, data.X.M)
 	}
 	x := data.X.Rows(0, n)
-	truth := make([]bool, n*x.D*x.L)
-	if err := sm.InstanceTruth(truth, x); err != nil {
+	truth := make([]bool, n*data.K()*x.D*x.L)
+	if data.K() > 1 {
+		return truth, model.(InstanceOutputTruther).InstanceOutputTruth(truth, x)
+	}
+	if err := model.(instanceTruther).InstanceTruth(truth, x); err != nil {
 		return nil, err
 	}
 	return truth, nil
 }
 
-// instanceScores returns the per-instance metrics (metrics.InstanceMetrics)
-// of per-instance attributions local (n × D × L, the first n instances)
+// instanceScores returns the per-instance metrics
+// (metrics.OutputInstanceMetrics) of the explanation e of data's model
+// with per-instance attributions local (n × D × L, the first n instances;
+// n × K × D × L as n·K rows for every output of a model with K outputs)
 // against the per-instance truth of data under model. With local nil the
 // global cell scores are every instance's attribution, over all instances
-// of data: a global method scored as a local one.
-func instanceScores(model tempora.Model, data *tempora.Dataset, cells []float64, local *tempora.Tensor) ([]record.Metric, error) {
+// of data (each output's cells, Explanation.Outputs, for every output of
+// a model with several): a global method scored as a local one. An
+// explanation of one output of several (Explanation.Output) is scored
+// against that output's truth, under its per-output metric names.
+func instanceScores(model tempora.Model, data *tempora.Dataset, e *tempora.Explanation, local *tempora.Tensor) ([]record.Metric, error) {
+	outputs, err := explainedOutput(data, e)
+	if err != nil {
+		return nil, err
+	}
+	if local != nil {
+		return localScores(model, data, local, outputs)
+	}
 	x := data.X
-	if local == nil {
-		if len(cells) != x.D*x.L {
-			return nil, fmt.Errorf("experiments: %d cell scores for %d features × %d timesteps", len(cells), x.D, x.L)
+	p := x.D * x.L
+	cells := [][]float64{e.Cells}
+	if data.K() > 1 && outputs == nil {
+		if e.Outputs == nil || len(e.Outputs.Outputs) != data.K() {
+			return nil, fmt.Errorf("experiments: %s explains the whole model of %d outputs without each output's cells", e.Method, data.K())
 		}
-		local = tempora.NewTensor(x.M, x.D, x.L)
+		cells = cells[:0]
+		for _, o := range e.Outputs.Outputs {
+			cells = append(cells, o.Cells)
+		}
+	}
+	k := len(cells)
+	local = tempora.NewTensor(x.M*k, x.D, x.L)
+	for o, c := range cells {
+		if len(c) != p {
+			return nil, fmt.Errorf("experiments: %d cell scores for %d features × %d timesteps", len(c), x.D, x.L)
+		}
 		for i := range x.M {
-			copy(local.Data[i*x.D*x.L:], cells)
+			copy(local.Data[(i*k+o)*p:], c)
 		}
 	}
-	truth, err := instanceTruth(model, data, local.M)
+	return localScores(model, data, local, outputs)
+}
+
+// localScores returns the per-instance metrics
+// (metrics.OutputInstanceMetrics) of attributions local of the first n
+// instances of data against their per-instance truth under model: local
+// holds n × K × D × L as n·K rows for all K outputs of data's model
+// (outputs nil), or n × D × L for the one output outputs[0] of several.
+func localScores(model tempora.Model, data *tempora.Dataset, local *tempora.Tensor, outputs []int) ([]record.Metric, error) {
+	x := data.X
+	p, k := x.D*x.L, data.K()
+	if outputs != nil {
+		k = len(outputs)
+	}
+	if local.D != x.D || local.L != x.L || local.M%k != 0 || local.M/k > x.M {
+		return nil, fmt.Errorf("experiments: %d × %d × %d attributions of %d outputs for %d × %d × %d data", local.M, local.D, local.L, k, x.M, x.D, x.L)
+	}
+	n := local.M / k
+	truth, err := instanceTruth(model, data, n)
 	if err != nil {
 		return nil, err
 	}
-	a, err := metrics.InstanceMetrics(truth, local.Data, local.M, x.D, x.L)
-	if err != nil {
-		return nil, err
+	if outputs != nil { // one output of several: its truth alone
+		kk := data.K()
+		own := make([]bool, n*p)
+		for i := range n {
+			copy(own[i*p:(i+1)*p], truth[(i*kk+outputs[0])*p:(i*kk+outputs[0]+1)*p])
+		}
+		truth = own
 	}
-	return a.Metrics(), nil
+	return metrics.OutputInstanceMetrics(truth, local.Data, n, k, x.D, x.L, outputs)
+}
+
+// explainedOutput returns, for an explanation e of one output of data's
+// several (Explanation.Output), that output's index, and nil for an
+// explanation of the whole model.
+func explainedOutput(data *tempora.Dataset, e *tempora.Explanation) ([]int, error) {
+	if e.Output == "" || data.K() == 1 {
+		return nil, nil
+	}
+	for o := range data.K() {
+		if data.Outputs.Name(o) == e.Output {
+			return []int{o}, nil
+		}
+	}
+	return nil, fmt.Errorf("experiments: %s explains output %q, which the model does not have", e.Method, e.Output)
 }

@@ -42,7 +42,7 @@ func TestInstanceScoresDesigned(t *testing.T) {
 			}
 		}
 	}
-	ms, err := instanceScores(m, data, nil, exact)
+	ms, err := instanceScores(m, data, &tempora.Explanation{D: 2, L: 4, Cells: make([]float64, 8)}, exact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestInstanceScoresDesigned(t *testing.T) {
 	// attribution: the true cell ties with the 3 other window cells above
 	// 4 zeros, so AUROC = (4 + 3·½)/7 and AP = ¼ (recall 1 at precision ¼).
 	global := []float64{1, 1, 1, 1, 0, 0, 0, 0}
-	ms, err = instanceScores(m, data, global, nil)
+	ms, err = instanceScores(m, data, &tempora.Explanation{D: 2, L: 4, Cells: global}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestInstanceScoresDesigned(t *testing.T) {
 		"instance-feature-auroc": 1, "instance-feature-auprc": 1,
 	})
 
-	if _, err := instanceScores(tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error { return nil }), data, global, nil); err == nil {
+	if _, err := instanceScores(tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error { return nil }), data, &tempora.Explanation{D: 2, L: 4, Cells: global}, nil); err == nil {
 		t.Error("no error for a model without per-instance truth")
 	}
 }

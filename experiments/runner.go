@@ -12,7 +12,6 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
-	"github.com/tempora-dev/tempora/synth"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -315,9 +314,10 @@ func runItem(ctx context.Context, suite string, it *Item, prob *Problem, workers
 		}
 		// Per-instance metrics for every method with per-instance
 		// attributions, and in a Local setting for every method, on
-		// problems with a per-instance truth (synthetic models).
-		if _, synthetic := prob.Model.(*synth.Model); synthetic && (local != nil || it.Setting.Local) {
-			ms, err := instanceScores(prob.Model, prob.Data, oe.Cells, local)
+		// problems with a per-instance truth (synthetic models; per
+		// output for a model with several).
+		if hasInstanceTruth(prob.Model, prob.Data) && (local != nil || it.Setting.Local) {
+			ms, err := instanceScores(prob.Model, prob.Data, oe, local)
 			if err != nil {
 				return fmt.Errorf("experiments: %s: %w", name, err)
 			}
