@@ -383,7 +383,8 @@ var OutputsCSVHeader = append(append([]string{"output"}, CSVHeader...), "lags", 
 // WriteCSV writes one row per feature (then one per tested group, with index
 // -1) in the column order of CSVHeader. Values not computed are empty. The
 // last column lists a feature's windows as start-end, separated by ";",
-// with "*" after each significant one (e.g. "2-5*;14-17*").
+// with "*" after each significant one and "o" after each whose ordering
+// matters (e.g. "2-5*;14-17*o").
 //
 // An explanation with per-output results (Outputs) is written in the
 // columns of OutputsCSVHeader: the whole model's rows, whose output is
@@ -462,6 +463,9 @@ func windowList(ws []WindowResult) string {
 		parts[k] = strconv.Itoa(w.Window.Start) + "-" + strconv.Itoa(w.Window.End)
 		if w.Significant {
 			parts[k] += "*"
+		}
+		if w.OrderingImportant {
+			parts[k] += "o"
 		}
 	}
 	return strings.Join(parts, ";")

@@ -110,6 +110,13 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		}
 		fmt.Fprintf(w, "important features: %d of %d\n", n, e.D)
 	}
+	if g := e.Diagnostics; g != nil {
+		fmt.Fprintf(w, "model's mean loss %.4g (a constant prediction's %.4g)", g.BaselineLoss, g.ConstantLoss)
+		if g.DetectableEffect > 0 {
+			fmt.Fprintf(w, "; an importance of about %.3g is found half the time", g.DetectableEffect)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -26,7 +26,9 @@ import (
 //     candidate regions to leave out (an unsure timestep stays in): the
 //     runs of a < t < b are the candidate gaps, and the run from a (from
 //     b) a candidate trim of that end, unless it covers the window; a gap
-//     must be at least MinGap timesteps long. Each
+//     must be at least MinGap timesteps long, and a shorter run within
+//     MinGap of an end makes, with the timesteps beyond it, a candidate
+//     trim. Each
 //     is checked as a whole (key "gap/s-e") and left out only if it is
 //     surely unimportant: the upper end of its interval, Score + t·SE, is
 //     at most θ·|overall|. Under the one-sided rule with the sequential
@@ -172,8 +174,15 @@ func candidates(w tempora.Window, status []int) []tempora.Window {
 		for e+1 < w.End && sure(e+1) {
 			e++
 		}
-		if e-t+1 >= MinGap {
+		switch {
+		case e-t+1 >= MinGap:
 			out = append(out, tempora.Window{Start: t, End: e})
+		case t-w.Start < MinGap:
+			// A short run near the start: the timesteps before it, with
+			// it, are a candidate trim (a noise weight beside a gap).
+			out = append(out, tempora.Window{Start: w.Start, End: e})
+		case w.End-e < MinGap:
+			out = append(out, tempora.Window{Start: t, End: w.End})
 		}
 		t = e + 1
 	}
@@ -182,11 +191,15 @@ func candidates(w tempora.Window, status []int) []tempora.Window {
 
 // MinGap is the fewest timesteps of a gap that splits a window: a run of
 // one or two surely unimportant timesteps between read ones is left in
-// the window. Such short runs are mostly timesteps whose values vary
-// little across instances (a Markov chain holding its state, a category
-// most instances share) or the low weights at the centre of a slope, not
-// regions the model skips; cutting there loses the timesteps the model
-// reads and the window's ordering claim (docs/decisions.md, decision 18).
+// the window; near an end (fewer than MinGap timesteps from it) the run
+// with the timesteps beyond it is instead a candidate trim, left out only
+// if it surely carries less than θ as a whole (a noise weight beside a
+// gap). Such
+// short runs are mostly timesteps whose values vary little across
+// instances (a Markov chain holding its state, a category most instances
+// share) or the low weights at the centre of a slope, not regions the
+// model skips; cutting there loses the timesteps the model reads and the
+// window's ordering claim (docs/decisions.md, decision 18).
 const MinGap = 3
 
 // check returns the check of node n over region g, a candidate gap or
@@ -235,9 +248,9 @@ func (r *timeRun) verifyGaps(ctx context.Context, nodes []unit, found []located,
 		w := found[c.node].window
 		switch {
 		case c.gap.Start == w.Start:
-			kept[c.node].Start = c.gap.End + 1
+			kept[c.node].Start = max(kept[c.node].Start, c.gap.End+1)
 		case c.gap.End == w.End:
-			kept[c.node].End = c.gap.Start - 1
+			kept[c.node].End = min(kept[c.node].End, c.gap.Start-1)
 		default:
 			gaps[c.node] = append(gaps[c.node], c.gap)
 		}

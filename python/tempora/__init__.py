@@ -35,7 +35,7 @@ from ._calls import ModelInterrupt, ModelTimeoutError
 from ._errors import DataError
 from ._evaluate import evaluate
 from ._explain import Duration, Hierarchy, as_array, explain
-from ._explanation import Accounting, DrawCount, Explanation, Feature, OutputResult, OutputResults, WindowResult
+from ._explanation import Accounting, Diagnostics, DrawCount, Explanation, Feature, OutputResult, OutputResults, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
@@ -45,7 +45,7 @@ from ._scoring import Scores, feature_scores, top_features
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "BenchProblem", "Client", "DataError", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
+    "Accounting", "BenchProblem", "Client", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
     "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
     "as_array", "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

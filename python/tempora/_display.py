@@ -25,8 +25,10 @@ FEATURE_COLUMNS = (
 
 def _window_list(f: "Feature") -> str:
     """A feature's windows as the program's CSV writes them: "start-end"
-    separated by ";", "*" after each significant one (e.g. "2-5*;14-17")."""
-    return ";".join("%d-%d%s" % (w.window[0], w.window[1], "*" if w.significant else "") for w in f.windows)
+    separated by ";", "*" after each significant one and "o" after each
+    whose ordering matters (e.g. "2-5*;14-17*o")."""
+    return ";".join("%d-%d%s%s" % (w.window[0], w.window[1], "*" if w.significant else "",
+                                   "o" if w.ordering_important else "") for w in f.windows)
 
 
 def _boxes(f: "Feature") -> List[Tuple[Tuple[int, int], bool]]:
@@ -223,10 +225,7 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     for f in order[:limit]:
         cells = [html.escape(f.name), _fmt(f.score)]
         if tests:
-            w = "" if f.window is None else "%d&ndash;%d" % f.window
-            if f.window is not None and e.times is not None and len(e.times) == e.num_timesteps:
-                w += " (time %s to %s)" % (html.escape(str(e.times[f.window[0]])),
-                                           html.escape(str(e.times[f.window[1]])))
+            w = _html_windows(f, e.times if e.times is not None and len(e.times) == e.num_timesteps else None)
             cells += [_fmt(f.p_value), _fmt(f.p_adjusted), _fmt(f.important), w, _fmt(f.window_significant),
                       _fmt(f.ordering_important), _fmt(f.window_ordering_important)]
         rows.append("<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in cells))
@@ -251,9 +250,34 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     missing = _missing_summary(e)
     if missing:
         summary += "<p>%s</p>" % html.escape(missing)
+    g = e.diagnostics
+    if g is not None:
+        summary += "<p>model's mean loss %s (a constant prediction's %s)%s</p>" % (
+            _fmt(g.baseline_loss), _fmt(g.constant_loss),
+            "; an importance of about %s is found half the time" % _fmt(g.detectable_effect)
+            if g.detectable_effect > 0 else "")
     table = "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (
         "".join("<th>%s</th>" % h for h in head), "".join(rows))
     return "<div>" + summary + warn + table + more + "</div>"
+
+
+def _html_windows(f: "Feature", times: Optional[Sequence[Any]]) -> str:
+    """A feature's windows for the HTML table: every window (not only the
+    lead one), "*" after a significant one and "(order matters)" after one
+    whose ordering test is significant, with its times when the data has
+    them."""
+    ws = [(w.window, w.significant, w.ordering_important) for w in f.windows]
+    if not ws and f.window is not None:
+        ws = [(f.window, f.window_significant, f.window_ordering_important)]
+    parts = []
+    for (a, b), sig, ordered in ws:
+        s = "%d&ndash;%d" % (a, b)
+        if times is not None:
+            s += " (time %s to %s)" % (html.escape(str(times[a])), html.escape(str(times[b])))
+        s += "*" if sig else ""
+        s += " (order matters)" if ordered else ""
+        parts.append(s)
+    return "; ".join(parts)
 
 
 def _missing_summary(e: "Explanation") -> str:

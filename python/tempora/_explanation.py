@@ -130,6 +130,17 @@ class Feature:
 
 
 @dataclass(frozen=True)
+class Diagnostics:
+    """What the tests could see (TIME): how good the model is, and how
+    large an effect its tests find, for reading an explanation that found
+    little."""
+
+    baseline_loss: float  # the model's mean loss on the data
+    constant_loss: float  # the mean loss of the best constant prediction
+    detectable_effect: float  # about the smallest importance found half the time (0: no draw moved the loss)
+
+
+@dataclass(frozen=True)
 class DrawCount:
     """The permutation draws of one kind of test (TIME: overall, window
     search, ordering, window, window ordering; PERM: cell)."""
@@ -309,6 +320,10 @@ class Explanation:
             asked to explain one output of several (output=, or target=):
             features, groups and cells are then that output's, and outputs
             is None; None for an explanation of the whole model.
+        diagnostics: a Diagnostics (TIME): the model's mean loss against a
+            constant prediction's, and about the smallest importance score
+            its tests find (it shrinks like 1/sqrt(instances)); None for
+            methods that do not report it.
 
     lengths, missing_rate and observed are the program's data summary,
     members of the JSON form (written only for data with missing values;
@@ -336,6 +351,10 @@ class Explanation:
             draws=tuple(DrawCount(test=str(c["test"]), tests=int(c["tests"]), draws=int(c["draws"]),
                                   max_draws=int(c["max_draws"])) for c in a.get("draws") or []))
         self.warnings: List[str] = list(doc.get("warnings") or [])
+        g = doc.get("diagnostics")
+        self.diagnostics: Optional[Diagnostics] = None if g is None else Diagnostics(
+            baseline_loss=float(g["baseline_loss"]), constant_loss=float(g["constant_loss"]),
+            detectable_effect=float(g["detectable_effect"]))
         self.alignment: str = str(doc.get("alignment") or "start")  # absent for start-aligned data
         self.report = report
         self.times: Optional[List[Any]] = None
@@ -401,7 +420,8 @@ class Explanation:
             0-based and inclusive, missing when no window was searched;
             p-values a method does not compute are NaN; the last column,
             windows, lists every window as "start-end" separated by ";",
-            with "*" after each significant one, as in the program's CSV). "cells": one row
+            with "*" after each significant one and "o" after each whose ordering
+            matters, as in the program's CSV). "cells": one row
             per (feature, timestep), with the score, whether the timestep
             lies in the feature's window and whether the feature is
             important (and, for end-aligned data, steps_before_end:
