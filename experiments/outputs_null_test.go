@@ -46,10 +46,10 @@ var outputsNullWorlds = []struct {
 // {ordering, windows} with its window orderings. The next two split the
 // third, whose BH family holds an ordering and windows together, for
 // information only: BH bounds the FDR of a family, not of a part of it.
-// The last pools the causal families of a model, whose verdict says
-// whether some output reads the future.
+// The last is the causal check's family (one per explanation), whose
+// verdict says whether some output reads the future.
 var nullLevels = []string{"features", "outputs of a feature", "windows and orderings per (feature, output)",
-	"windows alone", "orderings alone", "causal families pooled"}
+	"windows alone", "orderings alone", "causal family"}
 
 // nullAsserted is the number of leading levels of nullLevels whose FDR
 // TestOutputsNull bounds.
@@ -57,8 +57,8 @@ const nullAsserted = 3
 
 // nullTally accumulates, per level, the sum over trials of the false
 // discovery proportion V/R (0 when nothing is claimed) and the claims
-// made; for the causal check, also per family (one per feature) and per
-// trial (the model's verdict).
+// made; for the causal check, also per family (one per explanation) and
+// per trial (the model's verdict).
 type nullTally struct {
 	fdp            []float64
 	claims, falses []int
@@ -135,10 +135,16 @@ func (a *nullTally) add(p *synth.OutputsProblem, ex *tempora.Explanation) {
 		a.claims[l] += r[l]
 		a.falses[l] += v[l]
 	}
-	for _, j := range order {
+	// The causal check is one family over every (feature, output) it tests.
+	if len(order) > 0 {
 		a.families++
-		if f := causal[j]; f.r > 0 {
-			a.famFDP += float64(f.v) / float64(f.r)
+		var fr, fv int
+		for _, j := range order {
+			fr += causal[j].r
+			fv += causal[j].v
+		}
+		if fr > 0 {
+			a.famFDP += float64(fv) / float64(fr)
 		}
 	}
 	a.trials++
@@ -193,8 +199,8 @@ func runNull(t *testing.T, name string, cfg synth.OutputsConfig, trials int) *nu
 // output reads the feature; a window's ordering when, besides, the
 // window has two timesteps or more) — the FDR, the mean over trials of
 // the level's false discovery proportion, must be at most α + 3 SE, SE =
-// √(α(1 − α)/trials) (fdrBound). For the causal check (steps), each
-// feature's family of outputs is tested under BH at α: its FDR, the mean
+// √(α(1 − α)/trials) (fdrBound). For the causal check (steps), one family
+// of every (feature, output) is tested under BH at α: its FDR, the mean
 // over the families tested of their false discovery proportion, must be
 // at most α + 3 SE over the families. The model's verdict (some output
 // reads the future) pools the families: TestTIMEOutputsCausalVerdict.
