@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/tempora-dev/tempora"
@@ -27,6 +28,13 @@ type WindowsConfig struct {
 	NoiseScale float64
 	// Noise is the SD of the targets' Gaussian noise.
 	Noise float64
+	// Slope makes each relevant feature's model its least-squares slope
+	// over one window of 8 to 12 timesteps (Windows must be 1): weights
+	// c·(t − t̄)/h inside it, c = ±U(1, 2) and h the window's half-width,
+	// so that the timesteps near the window's centre carry almost no
+	// weight while the window's ordering matters (issue 31: TIME must keep
+	// such a window whole).
+	Slope bool
 }
 
 // WindowsProblem is a problem of the windows world.
@@ -57,6 +65,8 @@ func GenerateWindows(cfg WindowsConfig, seed uint64) (*WindowsProblem, error) {
 		return nil, fmt.Errorf("synth: windows world: %d windows per feature, want 1 to 3", k)
 	case l < 5*k+3*(k-1):
 		return nil, fmt.Errorf("synth: windows world: %d timesteps cannot hold %d windows of up to 5 timesteps 3 apart (need %d)", l, k, 5*k+3*(k-1))
+	case cfg.Slope && (k != 1 || l < 12):
+		return nil, fmt.Errorf("synth: windows world: a slope needs one window per feature and at least 12 timesteps, got %d and %d", k, l)
 	case !(cfg.NoiseScale >= 0) || !(cfg.Noise >= 0) || !finite(cfg.NoiseScale) || !finite(cfg.Noise):
 		return nil, fmt.Errorf("synth: windows world: noise scale %v and noise %v, want finite values ≥ 0", cfg.NoiseScale, cfg.Noise)
 	}
@@ -65,7 +75,10 @@ func GenerateWindows(cfg WindowsConfig, seed uint64) (*WindowsProblem, error) {
 	funcs := make([]FeatureFunction, d)
 	for j := range d {
 		w := make([]float64, l)
-		if j < cfg.Relevant {
+		switch {
+		case j < cfg.Relevant && cfg.Slope:
+			windows[j] = drawSlope(rng, w, cfg.NoiseScale)
+		case j < cfg.Relevant:
 			windows[j] = drawWindows(rng, l, k)
 			for t := range w {
 				w[t] = cfg.NoiseScale * rng.NormFloat64()
@@ -133,4 +146,26 @@ func drawWindows(rng interface {
 		t += lens[i] + 3
 	}
 	return out
+}
+
+// drawSlope draws a slope window of 8 to 12 timesteps anywhere in the
+// sequence of len(w) and writes the feature's weights into w: noise weights
+// of scale noise outside it, c·(t − t̄)/h inside it (c = ±U(1, 2), t̄ the
+// window's centre, h its half-width), the least-squares slope's profile.
+func drawSlope(rng *rand.Rand, w []float64, noise float64) []tempora.Window {
+	l := len(w)
+	n := 8 + rng.IntN(5)
+	a := rng.IntN(l - n + 1)
+	for t := range w {
+		w[t] = noise * rng.NormFloat64()
+	}
+	c := uniform(rng, 1, 2)
+	if rng.IntN(2) == 0 {
+		c = -c
+	}
+	centre, h := float64(a)+float64(n-1)/2, float64(n-1)/2
+	for t := a; t < a+n; t++ {
+		w[t] = c * (float64(t) - centre) / h
+	}
+	return []tempora.Window{{Start: a, End: a + n - 1}}
 }
