@@ -67,7 +67,7 @@ type PERM struct {
 	// DefaultPERMPermutations.
 	Permutations int
 	// Tests chooses the tests, as explain.TIME.Tests does; the zero value
-	// is explain.BesagCliffordTests (PERM's default, unlike TIME's).
+	// is explain.BesagCliffordTests, the default of both PERM and TIME.
 	Tests explain.Tests
 	// Alpha is the BH level; zero means DefaultPERMAlpha.
 	Alpha float64

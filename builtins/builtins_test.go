@@ -88,7 +88,7 @@ var zeroMeans = map[string]any{
 	"explain.TIME.Gamma":         explain.DefaultGamma,
 	"explain.TIME.MaxDraws":      int64(explain.DefaultMaxDraws),
 	"explain.TIME.Windows":       explain.DefaultWindows,
-	"explain.TIME.Tests":         explain.AnytimeTests,
+	"explain.TIME.Tests":         explain.BesagCliffordTests,
 	"explain.TIME.LengthRule":    explain.LengthRule(explain.Strata{}),
 	"baselines.PERM.Tests":       explain.BesagCliffordTests,
 	"baselines.LIME.Samples":     baselines.DefaultLIMESamples,

@@ -18,11 +18,10 @@
 // LIME and SAGE are configured by default as in the paper
 // (docs/decisions.md, decisions 11 and 12) apart from SAGE's permutation
 // cap (baselines.SAGEMaxPermutations). TIME and PERM are not: by default
-// their permutation tests are sequential, with caps chosen per family
-// (docs/decisions.md, decisions 5 and 13), TIME's stop by the family rule
-// (docs/decisions.md, decision 16), and TIME searches up to three windows
-// per feature with the one-sided window rule (docs/decisions.md, decision
-// 18); the paper's fixed P = 50, window rule and single window are
+// their permutation tests are sequential (Besag and Clifford's), with caps
+// chosen per family (docs/decisions.md, decisions 5, 13 and 25), and TIME
+// searches up to three windows per feature with the verified window rule
+// (docs/decisions.md, decisions 18 and 25); the paper's fixed P = 50, window rule and single window are
 // parameters, which the benchmark's paper suites set. At quick scale LIME
 // and SAGE have smaller budgets (QuickLIMESamples,
 // QuickSAGEMaxPermutations, QuickSAGEBackground).

@@ -15,36 +15,38 @@ import (
 // tests on every cell).
 var (
 	permutations = method.Spec[int]{Name: "permutations",
-		Doc: fmt.Sprintf("permutations per test: with fixed tests P, the draws of every test (0: %d); with sequential tests the nominal cap P, whose smallest p-value is 1/(P+1): at most P draws (besag-clifford), ⌊4P/3⌋ + 1 (anytime; 0: P = ⌈m/α⌉ − 1 for a family of m tests)",
-			explain.DefaultPermutations),
+		Doc: fmt.Sprintf("permutations per test: with fixed tests P, the draws of every test (0: %d); with sequential tests the nominal cap P, whose smallest p-value is 1/(P+1): at most P draws (besag-clifford), ⌊4P/3⌋ + 1 (anytime); 0: P = ⌈m/α⌉ − 1 for a family of m features, and %d and %d times that below an important feature (its ordering and windows, its window orderings)",
+			explain.DefaultPermutations, explain.PowerHits, explain.OrderingHits),
 		Default: 0, Range: "[0, inf)"}
 	// sequential and familyStop are the deprecated spellings of tests.
 	sequential = method.Spec[bool]{Name: "sequential",
 		Doc:     "deprecated spelling: false is tests=fixed",
 		Default: true, Deprecated: "tests=fixed"}
 	familyStop = method.Spec[bool]{Name: "family-stop",
-		Doc:     "deprecated spelling: false is tests=besag-clifford",
-		Default: true, Deprecated: "tests=besag-clifford"}
+		Doc:     "deprecated spelling: true is tests=anytime, false tests=besag-clifford",
+		Default: false, Deprecated: "tests=anytime or tests=besag-clifford"}
 )
 
 // testsDoc is the help text of the tests parameter.
-var testsDoc = "p-value tests: " + strings.Join(explain.TestsNames(), ", ") + " (anytime: each test stops once its Benjamini–Hochberg decision in its family is settled; besag-clifford: Besag and Clifford's sequential tests; fixed: the paper's fixed-P tests)"
+var testsDoc = "p-value tests: " + strings.Join(explain.TestsNames(), ", ") + " (besag-clifford: Besag and Clifford's sequential tests, each stopping at its h-th draw as bad as the baseline; anytime: each test of a family of features stops once its Benjamini–Hochberg decision is settled, fewer draws for less power; fixed: the paper's fixed-P tests)"
 
 // timeTests is TIME's choice of tests.
-var timeTests = method.Spec[string]{Name: "tests", Doc: testsDoc, Default: string(explain.AnytimeTests)}
+var timeTests = method.Spec[string]{Name: "tests", Doc: testsDoc, Default: string(explain.BesagCliffordTests)}
 
 // testsOf returns the tests chosen in v by the tests parameter (spec,
 // whose default depends on the method) or by its deprecated spellings
-// sequential=false (fixed) and, where the method has it, family-stop=false
-// (besag-clifford); a deprecated spelling that contradicts a given tests
-// is an error.
+// sequential=false (fixed) and, where the method has it, family-stop
+// (true: anytime, false: besag-clifford); a deprecated spelling that
+// contradicts a given tests is an error.
 func testsOf(v method.Values, spec method.Spec[string], hasFamilyStop bool) (explain.Tests, error) {
 	t := spec.Get(v)
 	legacy := ""
 	switch {
 	case v.Given(sequential.Name) && !sequential.Get(v):
 		legacy = string(explain.FixedTests)
-	case hasFamilyStop && v.Given(familyStop.Name) && !familyStop.Get(v):
+	case hasFamilyStop && v.Given(familyStop.Name) && familyStop.Get(v):
+		legacy = string(explain.AnytimeTests)
+	case hasFamilyStop && v.Given(familyStop.Name):
 		legacy = string(explain.BesagCliffordTests)
 	}
 	if legacy != "" {
@@ -72,8 +74,8 @@ var (
 	timeConditional = method.Spec[bool]{Name: "conditional",
 		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model's loss depend on it)"}
 	timeWindowRule = method.Spec[string]{Name: "window-rule",
-		Doc:     "window search rule: one-sided (a left-out region must raise the loss by more than the threshold plus its sampling error to belong to the window; a feature without a significant window claims no timesteps) or paper (|score| against the threshold; every timestep of such a feature)",
-		Default: explain.OneSided.String()}
+		Doc:     "window search rule: verified (a region belongs to the window when the size of its effect, |score|, exceeds the threshold; a region is left out only when a check finds it surely below; a feature without a significant window claims no timesteps) or paper (|score| against the threshold, one look per check; every timestep of such a feature)",
+		Default: explain.Verified.String()}
 	timeLengthRule = method.Spec[string]{Name: "length-rule",
 		Doc:     "on data with missing values, how across-instance tests permute sequences of different lengths: strata (only among instances whose supports cover the window alike), receiver (each instance keeps its length and takes the donor's cells inside it) or donor (the donor's whole block, padding included)",
 		Default: explain.Strata{}.String()}

@@ -195,6 +195,10 @@ func docFacts(t *testing.T, p *program) []docFact {
 		n, _ := tests.Family(m, a, perms)
 		return strconv.Itoa(n)
 	}
+	anyCap := func(m, perms int) string {
+		n, _ := explain.AnytimeTests.Family(m, alpha, perms)
+		return strconv.Itoa(n)
+	}
 	cells := capOf("PERM", 200, permAlpha, 0)
 	limeSamples := builtinDefault(t, p, "LIME", "samples", false).(int)
 	sageCap := builtinDefault(t, p, "SAGE", "max-permutations", false).(int)
@@ -251,9 +255,9 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{readme, fmt.Sprintf("(%s instances, %s features, %s timesteps, %s of the features relevant)",
 			demo("instances"), demo("features"), demo("timesteps"), map[string]string{"0.5": "half"}[demo("relevant")])},
 		// docs/time.md, docs/bad-input.md, docs/cluster.md, docs/new-method.md
-		{timeDoc, fmt.Sprintf("(%s draws for %d features at α = %s, whose nominal cap is %s; PERM's family is every cell, %s for 200 cells under its Besag–Clifford tests)",
-			capOf("TIME", 10, alpha, 0), 10, f(alpha), minP(10), cells)},
-		{timeDoc, fmt.Sprintf("(an anytime test then makes at most ⌊4N/3⌋ + 1 draws: %s for N = %d)", capOf("TIME", 10, alpha, 50), 50)},
+		{timeDoc, fmt.Sprintf("(%s for %d features at α = %s; an anytime test may draw a third more for the same smallest p-value, %s; PERM's family is every cell, %s for 200 cells)",
+			capOf("TIME", 10, alpha, 0), 10, f(alpha), anyCap(10, 0), cells)},
+		{timeDoc, fmt.Sprintf("(an anytime test then makes at most ⌊4N/3⌋ + 1 draws: %s for N = %d)", anyCap(10, 50), 50)},
 		{timeDoc, fmt.Sprintf("- `%s`: the paper's tests, every test making exactly `-permutations` draws (%d by default)", explain.PaperTIME().Tests, explain.DefaultPermutations)},
 		{badInput, fmt.Sprintf("(%d/4 of the physical or control-group memory", int(4*memlimit.Fraction))},
 		{badInput, fmt.Sprintf("exits with status %d or %d (128 plus the signal's number)", 128+int(syscall.SIGINT), 128+int(syscall.SIGTERM))},
@@ -266,8 +270,8 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{pythonDoc, "A run estimated above " + powerOfTen(t, largeEvals) + " instance evaluations is announced"},
 		// docs/decisions.md, numbered decisions
 		{decisions, fmt.Sprintf("exactly P draws, P = %d unless set", explain.DefaultPermutations)},
-		{decisions, fmt.Sprintf("(`explain.AnytimeCap`: %s for 10 features at α = %s, %s with `-permutations 50`)", capOf("TIME", 10, alpha, 0), f(alpha), capOf("TIME", 10, alpha, 50))},
-		{decisions, fmt.Sprintf("%s draws for 10 features, %s for 100 and %s for each pair;", capOf("TIME", 10, alpha, 0), capOf("TIME", 100, alpha, 0), capOf("TIME", 2, alpha, 0))},
+		{decisions, fmt.Sprintf("(`explain.AnytimeCap`: %s for 10 features at α = %s, %s with `-permutations 50`)", anyCap(10, 0), f(alpha), anyCap(10, 50))},
+		{decisions, fmt.Sprintf("%s draws for 10 features, %s for 100; each family", anyCap(10, 0), anyCap(100, 0))},
 		{decisions, fmt.Sprintf("h = min(%d, ⌊α·P_max⌋ + 1), with p = h/k", explain.StopHits)},
 		{decisions, fmt.Sprintf("are capped at %d, and the ordering test of a window short enough", explain.DefaultPermutations)},
 		{decisions, "Default γ = " + f(gamma) + "."},
@@ -281,8 +285,13 @@ func docFacts(t *testing.T, p *program) []docFact {
 		{decisions, "**PERM-f** keeps only the cells significant under BH at " + f(permAlpha) + "."},
 		{decisions, fmt.Sprintf("|score| < %s (`method.NearZero`) count as zero", sci(method.NearZero))},
 		// docs/decisions.md, sections
-		{decisions, fmt.Sprintf("%s for 10 features, %s for 100 and %s for each {ordering, window} pair at α = %s (a window ordering gets ⌈%d/α⌉ − 1 = %d,",
-			minP(10), minP(100), minP(2), f(alpha), explain.PowerHits, explain.MinPermutations(explain.PowerHits, alpha))},
+		{decisions, fmt.Sprintf("%s for 10 features and %s for 100 at α = %s; the family {ordering, window} of an important feature gets ⌈%d·2/α⌉ − 1 = %d and a window ordering ⌈%d/α⌉ − 1 = %d, for power",
+			minP(10), minP(100), f(alpha), explain.PowerHits, explain.MinPermutations(2*explain.PowerHits, alpha), explain.OrderingHits, explain.MinPermutations(explain.OrderingHits, alpha))},
+		{decisions, fmt.Sprintf("`PowerHits` = %d times the nominal cap for {ordering, window 1, …, window k} (%d for one window at α = %s) and `OrderingHits` = %d times for the window orderings (%d for one window)",
+			explain.PowerHits, explain.MinPermutations(2*explain.PowerHits, alpha), f(alpha), explain.OrderingHits, explain.MinPermutations(explain.OrderingHits, alpha))},
+		{"../docs/time.md", fmt.Sprintf("its ordering and windows %d times the nominal cap (%d for one window), its window orderings %d times (%d for one window)",
+			explain.PowerHits, explain.MinPermutations(2*explain.PowerHits, alpha), explain.OrderingHits, explain.MinPermutations(explain.OrderingHits, alpha))},
+		{"../docs/time.md", fmt.Sprintf("(h = %d at a cap of %s)", explain.SequentialStop(alpha, explain.MinPermutations(10, alpha)).Hits, minP(10))},
 		{decisions, fmt.Sprintf("the coverage of ±%s SE (%.2f%%), after at least %d draws", f(explain.DefaultProbeZ), coverage, explain.DefaultProbeMinDraws)},
 		{decisions, fmt.Sprintf("its cap is `Permutations`, else %d", explain.DefaultPermutations)},
 		{decisions, fmt.Sprintf("`MinPermutations(D·L, α)` (%s for 200 cells)", cells)},

@@ -17,9 +17,9 @@ import (
 // the whole model) have the same significant window [0, 4] but different
 // numbers m of significant windows, so testWindowOrderings gives them the
 // same key (windowKey with the window's coordinates) with different
-// caps: orderingDraws(familyDraws(m), m, 5) enumerates the 5! − 1 = 119
-// permutations of the unit with m = 3 and samples for the unit with m ≤
-// 2. TIME used to stop with an error there; the engine now draws such
+// caps: orderingDraws(windowOrderingDraws(m), m, 5) samples 99
+// permutations for a unit with m = 1 and enumerates the 5! − 1 = 119 of a
+// unit with m ≥ 2 (whose cap, 199 or more, covers them). TIME used to stop with an error there; the engine now draws such
 // tests apart.
 func TestTIMEOutputsSharedKey(t *testing.T) {
 	items, err := Items(Options{Suite: "outputs", Models: 14, Methods: []string{"TIME"}})

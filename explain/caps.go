@@ -2,32 +2,49 @@ package explain
 
 import "math"
 
-// The caps of TIME's tests. Each family of m tests gets the nominal cap
-// P = TIME.Permutations, or by default MinPermutations(m, α) = ⌈m/α⌉ − 1,
-// the smallest with 1/(P + 1) ≤ α/m, so that one test alone can pass BH
-// (99 for 10 features at α = 0.1, 19 for the pair {ordering, window}); the
-// choice of Tests turns it into the most draws of a test (capOf: P, or
-// AnytimeCap(P) for anytime tests, 133 for P = 99). The window orderings,
-// TIME's ordering claim, get PowerHits times that (29 for one window at
-// α = 0.1), and a window-search probe at most P or DefaultPermutations.
-// A within-window test of a window short enough that its exact test could
-// just reach α/m is enumerated exactly even beyond its cap
-// (orderingDraws).
+// The caps of TIME's tests. Each family of m tests of features gets the
+// nominal cap P = TIME.Permutations, or by default MinPermutations(m, α) =
+// ⌈m/α⌉ − 1, the smallest with 1/(P + 1) ≤ α/m, so that one test alone can
+// pass BH (99 for 10 features at α = 0.1); the choice of Tests turns it
+// into the most draws of a test (capOf: P, or AnytimeCap(P) for anytime
+// tests, 133 for P = 99). The small families below an important feature
+// have caps chosen for power (pairDraws, windowOrderingDraws, with the
+// hits of the tests' mode; docs/decisions.md, decision 25): by default
+// the pair {ordering, window} PowerHits times MinPermutations (39 for one
+// window at α = 0.1), the window orderings, TIME's ordering claim,
+// OrderingHits times (99 for one window at α = 0.1), every such test
+// stopping by Besag and Clifford's rule. A window-search probe makes at most P or
+// DefaultPermutations draws. A within-window test of a window short enough
+// that its exact test could just reach α/m is enumerated exactly even
+// beyond its cap (orderingDraws).
 
 // PowerHits is the number of exceedances k that sets the default cap of a
-// window-ordering test in sequential mode, N = ⌈k/α⌉ − 1 (29 at α = 0.1):
-// a test alone in its family then passes with up to k − 1 draws not worse
-// than the baseline. MinPermutations (k = 1, cap 9) lets it pass only with
-// none, and a permutation that fixes the timesteps the model reads leaves
-// the loss unchanged: for a model that reads 2 of the 8 timesteps of its
-// window (a hit in 1 of 56 draws) the ordering would be missed in 1 −
-// (55/56)⁹ ≈ 15% of runs; with k = 3 in P(Bin(29, 1/56) ≥ 3) ≈ 1.5%. The
-// window ordering is TIME's claim that the order matters, hence the
-// power; k = 3 keeps the extra draws of true orderings (which run to the
-// cap) to 20 per window. The other families keep MinPermutations, since a true feature or
-// window rarely ties with the baseline (its permutations change the
-// values, not only their order).
-const PowerHits = 3
+// test in an important feature's family {ordering, window 1, …, window
+// k'} of m = k' + 1 tests, N = ⌈k·m/α⌉ − 1 (39 for one window at α = 0.1),
+// each stopping by Besag and Clifford's rule. MinPermutations (k = 1)
+// lets a test pass only with no draw as bad as the baseline, and a true
+// window or ordering can tie with the baseline now and then: a feature
+// whose window holds a few timesteps of small weight, or whose values
+// repeat (a Markov chain holding its state), so that some permutations
+// change little of what the model reads. A test with a hit probability q
+// per draw then passes alone with probability P(Bin(N, q) < k): for q =
+// 1/60 and one window, 0.73 at N = 19 (k = 1) against 0.86 at N = 39
+// (k = 2). The anytime rule would not help here: its p-value is about
+// twice Besag and Clifford's for a test with a few hits
+// (docs/decisions.md, decision 16).
+const PowerHits = 2
+
+// OrderingHits is PowerHits for the window orderings, TIME's claim that
+// the order of the values matters: a family of m significant windows caps
+// each test at ⌈OrderingHits·m/α⌉ − 1 (99 for one window at α = 0.1). A
+// within-window permutation that leaves the timesteps the model reads in
+// place, or swaps equal values, is a hit; for a model that reads 2 of the
+// 8 timesteps of its window (a hit in 1 of 56 draws) and a weak ordering
+// effect besides, the test passes with probability P(Bin(99, q) < 10)
+// (0.97 at q = 0.05) against P(Bin(19, q) < 2) (0.75) at PowerHits. A
+// true ordering runs to its cap, so the power costs at most 80 more draws per claimed
+// window than PowerHits; a false one stops at its tenth hit.
+const OrderingHits = 10
 
 // nominal returns Permutations, or MinPermutations(m, Alpha) when it is 0:
 // the P whose smallest p-value 1/(P+1) every stopping rule reaches.
@@ -42,13 +59,31 @@ func (c TIME) nominal(m int) int {
 // the nominal cap as the tests' mode caps it.
 func (c TIME) maxDraws(m int) int { return int(c.mode().capOf(float64(c.nominal(m)))) }
 
-// familyDraws returns the draws cap of a test in a window-ordering family
-// of m tests: Permutations if set, else ⌈PowerHits·m/α⌉ − 1.
-func (c TIME) familyDraws(m int) int {
+// pairDraws returns the draws cap of a test in an important feature's
+// family {ordering, window 1, …, window k} of m = k + 1 tests, and
+// windowOrderingDraws that of a test in its family of m window
+// orderings: Permutations if set, else ⌈hits·m/α⌉ − 1 with the tests'
+// mode's hits (PowerHits and OrderingHits by default); pairDraws as the
+// mode caps such a test (capOf: the window orderings always stop by
+// Besag and Clifford's rule).
+func (c TIME) pairDraws(m int) int {
+	pair, _ := c.mode().powerHits()
+	return int(c.mode().capOf(float64(c.powerDraws(pair, m))))
+}
+
+// windowOrderingDraws returns the draws cap of a test in an important
+// feature's family of m window orderings (see pairDraws).
+func (c TIME) windowOrderingDraws(m int) int {
+	_, ordering := c.mode().powerHits()
+	return c.powerDraws(ordering, m)
+}
+
+// powerDraws returns Permutations if set, else ⌈hits·m/α⌉ − 1.
+func (c TIME) powerDraws(hits, m int) int {
 	if c.Permutations > 0 {
 		return c.Permutations
 	}
-	return MinPermutations(PowerHits*m, c.Alpha)
+	return MinPermutations(hits*m, c.Alpha)
 }
 
 // orderingDraws returns the draws cap of a within-window test of w
@@ -94,5 +129,12 @@ func (c TIME) probeCap() int {
 }
 
 // familyStop returns the stopping rule of a p-value test with cap n in a
-// Benjamini–Hochberg family.
+// Benjamini–Hochberg family of features.
 func (c TIME) familyStop(n int) Stop { return c.mode().familyStop(n, c.Alpha) }
+
+// pairStop returns the stopping rule of a test with cap n in an important
+// feature's family {ordering, windows}, and orderingStop that of a window
+// ordering.
+func (c TIME) pairStop(n int) Stop { return c.mode().pairStop(n, c.Alpha) }
+
+func (c TIME) orderingStop(n int) Stop { return c.mode().orderingStop(n, c.Alpha) }

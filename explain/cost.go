@@ -101,14 +101,16 @@ func (c TIME) orderingCapOf(p float64, m, w int) float64 {
 	return p
 }
 
-// familyCapOf returns the cap of a window-ordering test in a family of m
-// such tests, as familyDraws, in float64 (window orderings stop by
-// Besag and Clifford's rule, so no anytime cap applies).
-func (c TIME) familyCapOf(m int) float64 {
+// powerCapOf returns the cap of a test in a family of m tests whose cap is
+// chosen for power with hits exceedances, as pairDraws and
+// windowOrderingDraws, in float64
+// (these tests stop by Besag and Clifford's rule, so no anytime cap
+// applies).
+func (c TIME) powerCapOf(hits, m int) float64 {
 	if c.Permutations > 0 {
 		return float64(c.Permutations)
 	}
-	return minPermutations(float64(PowerHits*m), c.Alpha)
+	return minPermutations(float64(hits*m), c.Alpha)
 }
 
 // cost returns the worst case of c (defaults filled in) for the top family.
@@ -132,10 +134,11 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 		probes += float64(l-2) + math.Ceil(float64(l-2)/2) + 2 + float64(k)
 	}
 	// The family {whole-sequence ordering, window 1, …, window k}, then the
-	// orderings of the k windows (a family of k, capped for power).
-	famCap := c.capOf(k + 1)
+	// orderings of the k windows (a family of k), both capped for power.
+	pairHits, orderingHits := c.mode().powerHits()
+	famCap := c.powerCapOf(pairHits, k+1)
 	ordCap := c.orderingCapOf(famCap, k+1, l)
-	winOrdCap := c.orderingCapOf(c.familyCapOf(k), k, l)
+	winOrdCap := c.orderingCapOf(c.powerCapOf(orderingHits, k), k, l)
 	perNode := probes*probeCap + ordCap + float64(k)*famCap + float64(k)*winOrdCap
 	var cost Cost
 	cost.MaxCap = math.Max(famCap, math.Max(ordCap, winOrdCap))

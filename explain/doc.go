@@ -64,29 +64,34 @@
 // u under the null, tested statistically), so BH keeps its guarantee
 // whichever a family uses.
 //
-// TIME.Tests chooses the rules of a whole run (tests.go): AnytimeTests,
-// the default, stops the tests of every BH family by Anytime, the window
-// orderings by Besag and Clifford's rule, the window-search probes by
-// Probe and its gap checks by Looks; BesagCliffordTests stops every
-// p-value test by BesagClifford, with h = min(10, ⌊α·P⌋ + 1)
-// (SequentialStop: up to P = 99 at α = 0.1 it rejects exactly when the
-// fixed test with the same draws does, so it only saves draws);
-// FixedTests is the paper's procedure, every test and probe making
+// TIME.Tests chooses the rules of a whole run (tests.go):
+// BesagCliffordTests, the default, stops every p-value test by
+// BesagClifford, with h = min(10, ⌊α·P⌋ + 1) (SequentialStop: up to P =
+// 99 at α = 0.1 it rejects exactly when the fixed test with the same
+// draws does, so it only saves draws), the window-search probes by Probe
+// and its gap checks by Looks; AnytimeTests stops the tests of every
+// family of features by Anytime instead, fewer draws for less power
+// (docs/decisions.md, decision 25); FixedTests is the paper's procedure,
+// every test and probe making
 // exactly TIME.Permutations draws (DefaultPermutations, 50, by default).
 //
-// The caps (caps.go). The nominal cap of a family of m tests is
+// The caps (caps.go). The nominal cap of a family of m features is
 // TIME.Permutations or, by default, MinPermutations(m, α) = ⌈m/α⌉ − 1, the
 // smallest P with 1/(P + 1) ≤ α/m, so that a single test of the family can
-// pass BH: 99 for 10 features at α = 0.1, 19 for the pair {ordering,
-// window}. A Besag–Clifford test makes at most that many draws; an
-// anytime test, whose p-value floor is 4/(3n + 4) for n draws, at most
-// AnytimeCap(P) = ⌊4P/3⌋ + 1 for the same smallest p-value: 133 for 10
-// features at α = 0.1 (AnytimePermutations), and 67 when TIME.Permutations
-// is 50. The window orderings, TIME's ordering claim, get a nominal cap
-// PowerHits times that (29 for one window at α = 0.1), so that they still
-// pass with a few draws that tie with the baseline. An ordering test of a
-// window short enough that its exact test could just reach α/m (4
-// timesteps at α/m ≥ 1/24) is enumerated exactly even beyond the cap,
+// pass BH: 99 for 10 features at α = 0.1. A Besag–Clifford test makes at
+// most that many draws; an anytime test, whose p-value floor is 4/(3n +
+// 4) for n draws, at most AnytimeCap(P) = ⌊4P/3⌋ + 1 for the same smallest
+// p-value: 133 for 10 features at α = 0.1 (AnytimePermutations), and 67
+// when TIME.Permutations is 50. The families below an important feature
+// have caps chosen for power, so that a true window or ordering still
+// passes with a few draws that tie with the baseline, and stop by Besag
+// and Clifford's rule: by default PowerHits times the nominal cap for the
+// family {ordering, window 1, …, window k} (39 for one window at α =
+// 0.1), OrderingHits times for the window orderings (99 for one window at
+// α = 0.1; docs/decisions.md, decision 25); AnytimeTests, the cheaper
+// choice, gives them smaller caps. An ordering
+// test of a window short enough that its exact test could just reach α/m
+// (4 timesteps at α/m ≥ 1/24) is enumerated exactly even beyond the cap,
 // since a sampled test of few draws would too often draw the identity
 // ordering, which is always a hit. Explain warns about any family (the
 // top family, the members of each group of a hierarchy, the pairs, the
@@ -173,10 +178,12 @@
 // fixed run makes about P·(D + R·(2⌈log₂ L⌉ + 3)) model calls for R
 // important features. A sequential run makes about P_max·R + h(1 +
 // ln(P_max/h))·(D − R) for the top family (a null feature's p-value being
-// uniform), a few draws per probe and MinPermutations(2, α) per pair test;
-// on 100 problems of the paper's Table 1 that is 3.2 times fewer model
-// calls than fixed P = 50, with the same power. Memory does not depend on P: batches hold at most 256
-// draws per test, and each worker holds a copy of the data, or, for data
+// uniform), a few draws per probe and up to the power caps per test
+// below an important feature; on 100 problems of the paper's Table 1 that
+// is fewer than half the model calls of the paper's configuration, with
+// at least its power within one standard error (experiments'
+// TestDefaultAgainstPaper; docs/decisions.md, decision 25). Memory does
+// not depend on P: batches hold at most 256 draws per test, and each worker holds a copy of the data, or, for data
 // of more than 2²¹ values, one chunk of instances that it predicts at a
 // time (see Engine).
 //

@@ -30,8 +30,8 @@ import (
 //     MinGap of an end makes, with the timesteps beyond it, a candidate
 //     trim. Each
 //     is checked as a whole (key "gap/s-e") and left out only if it is
-//     surely unimportant: the upper end of its interval, Score + t·SE, is
-//     at most θ·|overall|. Under the one-sided rule with the sequential
+//     surely unimportant: the upper end of its interval, |Score| + t·SE, is
+//     at most θ·|overall|. Under the verified rule with the sequential
 //     tests the check looks at its interval three times, at O'Brien and
 //     Fleming's boundary (Looks: ±3.53, ±2.50 and ±2.04 SE after a third,
 //     two thirds and all of its draws), whose error at the threshold is
@@ -42,8 +42,8 @@ import (
 //     earlier on ties); kept trims are always applied.
 //  3. confirmPieces: when this leaves several pieces, each is probed as a
 //     whole (key "piece/s-e", stopping early as the window search's
-//     probes do) and reported only if it is surely important: Score − t·SE
-//     above θ·|overall|, the rule of the window search's probes. A piece
+//     probes do) and reported only if it is surely important: |Score| −
+//     t·SE above θ·|overall|. A piece
 //     that is not (an isolated timestep of small weight that the
 //     single-timestep probes could not rule out) is left out with the
 //     gaps around it; if no piece is sure, the one with the highest score
@@ -121,7 +121,7 @@ func (r *timeRun) probeTimesteps(ctx context.Context, nodes []unit, found []loca
 	status := make([][]int, len(nodes))
 	for i, n := range nodes {
 		w := found[i].window
-		s := &search{thr: r.threshold(n), rule: r.cfg.WindowRule}
+		s := &search{thr: r.threshold(n)}
 		status[i] = make([]int, w.Len()) // surelyImportant
 		lo, hi := r.probedSpan(found[i])
 		for t := lo; t <= hi; t++ {
@@ -203,13 +203,13 @@ func candidates(w tempora.Window, status []int) []tempora.Window {
 const MinGap = 3
 
 // check returns the check of node n over region g, a candidate gap or
-// trim: under the one-sided rule it stops as the tests' mode stops checks
+// trim: under the verified rule it stops as the tests' mode stops checks
 // (Looks, or Fixed under FixedTests), whose repeated looks at the
 // threshold keep the error of one look; under the paper's rule it makes
 // one look, at its cap.
 func (r *timeRun) check(n unit, g tempora.Window) Test {
 	var stop Stop = Fixed{}
-	if r.cfg.WindowRule == OneSided {
+	if r.cfg.WindowRule == Verified {
 		stop = r.cfg.mode().checkStop(r.threshold(n))
 	}
 	return n.test(regionKey("gap", g), g, r.cfg.across(), r.cfg.probeCap(), stop)
@@ -262,8 +262,8 @@ func (r *timeRun) verifyGaps(ctx context.Context, nodes []unit, found []located,
 	return pieces, nil
 }
 
-// interval returns the score of a probe or check under the window rule
-// (|Score| under the paper's) and the half-width of its interval: t·SE at
+// interval returns the size of the score of a probe or check, |Score|,
+// and the half-width of its interval: t·SE at
 // the coverage of ±DefaultProbeZ SE, or at the boundary of its last look
 // for a check with looks.
 func (r *timeRun) interval(res TestResult, stop Stop) (score, half float64) {
@@ -274,11 +274,7 @@ func (r *timeRun) interval(res TestResult, stop Stop) (score, half float64) {
 		}
 		half = tQuantile(z, res.Draws-1) * res.SE
 	}
-	score = res.Score
-	if r.cfg.WindowRule == PaperRule {
-		score = math.Abs(score)
-	}
-	return score, half
+	return math.Abs(res.Score), half
 }
 
 // cutPieces returns the pieces of window w (already trimmed) once the

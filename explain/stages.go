@@ -79,12 +79,10 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 // testOrderingWindow tests, for every important node with k windows, the
 // family {whole-sequence ordering, window 1, …, window k}: a within-window
 // test over the whole sequence and an across-instance test over each
-// window, under BH at level α, every test with the family's rule: the
-// windows with the cap of a family of k + 1, the ordering with the window
-// orderings' nominal cap (familyDraws, PowerHits times that of a family
-// of k + 1: docs/decisions.md, decision 18, gives the reason, power for an
-// ordering whose permutations sometimes leave the loss unchanged; a clear
-// ordering still settles early). It records the windows and the results and returns
+// window, under BH at level α, every test capped for power (pairDraws;
+// the ordering enumerated exactly when short enough) and
+// stopping as the tests' mode stops such tests (pairStop: Besag and
+// Clifford's rule by default; docs/decisions.md, decision 25). It records the windows and the results and returns
 // the nodes with at least one significant window. With one window the
 // keys are "ordering" and "window", the paper's pair; with several,
 // "window/<start>-<end>".
@@ -99,12 +97,12 @@ func (r *timeRun) testOrderingWindow(ctx context.Context, important []unit, wind
 	fams := make([]Family, len(important))
 	for i, n := range important {
 		k := len(windows[i])
-		famMax := r.cfg.maxDraws(k + 1)
-		ordMax := r.cfg.orderingDraws(int(r.cfg.mode().capOf(float64(r.cfg.familyDraws(k+1)))), k+1, r.whole.Len())
+		famMax := r.cfg.pairDraws(k + 1)
+		ordMax := r.cfg.orderingDraws(famMax, k+1, r.whole.Len())
 		fams[i].Alpha = r.cfg.Alpha
-		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.familyStop(ordMax)))
+		fams[i].Tests = append(fams[i].Tests, n.test("ordering", r.whole, WithinWindow{}, ordMax, r.cfg.pairStop(ordMax)))
 		for _, w := range windows[i] {
-			fams[i].Tests = append(fams[i].Tests, n.test(n.windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.familyStop(famMax)))
+			fams[i].Tests = append(fams[i].Tests, n.test(n.windowKey("window", w.window, k), w.window, r.cfg.across(), famMax, r.cfg.pairStop(famMax)))
 		}
 	}
 	res, err := r.eng.RunFamilies(ctx, fams)
@@ -177,8 +175,8 @@ func (u unit) windowKey(kind string, w tempora.Window, k int) string {
 
 // testWindowOrderings tests the ordering within every significant window
 // of every node: the m significant windows of a node form a family, under
-// BH at α, each test with cap familyDraws(m) (or the exact enumeration of
-// a short window). A single window is a family of one: BH rejects iff p ≤
+// BH at α, each test with cap windowOrderingDraws(m) (or the exact
+// enumeration of a short window) and the rule orderingStop. A single window is a family of one: BH rejects iff p ≤
 // α. It warns about a window too short for its ordering ever to be
 // significant.
 func (r *timeRun) testWindowOrderings(ctx context.Context, significant []unit) error {
@@ -195,8 +193,8 @@ func (r *timeRun) testWindowOrderings(ctx context.Context, significant []unit) e
 		m := len(fam)
 		for _, j := range fam {
 			w := n.res.Windows[j].Window
-			p := r.cfg.orderingDraws(r.cfg.familyDraws(m), m, w.Len())
-			tests = append(tests, n.test(n.windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow{}, p, r.cfg.mode().orderingStop(p, r.cfg.Alpha)))
+			p := r.cfg.orderingDraws(r.cfg.windowOrderingDraws(m), m, w.Len())
+			tests = append(tests, n.test(n.windowKey("window-ordering", w, len(n.res.Windows)), w, WithinWindow{}, p, r.cfg.orderingStop(p)))
 		}
 	}
 	res, err := r.eng.Run(ctx, tests)
@@ -262,7 +260,7 @@ func (r *timeRun) fillCells() {
 // fillCells sets D × L cells from the features' results: an important
 // feature's window score over each of its significant windows. An
 // important feature without a significant window gets no cells under
-// OneSided (TIME does not know where it acts) and its overall score at
+// Verified (TIME does not know where it acts) and its overall score at
 // every timestep under PaperRule. Cells are 0 elsewhere.
 func fillCells(cells []float64, features []tempora.FeatureResult, l int, rule WindowRule) {
 	for j := range features {

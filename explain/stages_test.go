@@ -98,14 +98,14 @@ func TestTIMEReproducesTests(t *testing.T) {
 				if j != 2 || *f.Window != (tempora.Window{Start: 5, End: 9}) {
 					t.Fatalf("feature %d important with window %v, want feature 2 with window [5, 9]", j, f.Window)
 				}
-				// The ordering caps are those of PowerHits times as many
-				// tests (TIME.familyDraws): 2 for the whole-sequence
-				// ordering (its family is {ordering, window}), 1 for the
-				// window ordering.
+				// The caps below an important feature are those of
+				// PowerHits times as many tests for the family {ordering,
+				// window} (2 tests), OrderingHits times for the window
+				// ordering (a family of 1).
 				k := explain.PowerHits
 				check("ordering", j, "ordering", whole, explain.WithinWindow{}, 2*k, f.OrderingPValue, math.NaN())
-				check("window", j, "window", *f.Window, explain.AcrossInstances{}, 2, f.WindowPValue, f.WindowScore)
-				check("window ordering", j, "window-ordering", *f.Window, explain.WithinWindow{}, k, f.WindowOrderingPValue, math.NaN())
+				check("window", j, "window", *f.Window, explain.AcrossInstances{}, 2*k, f.WindowPValue, f.WindowScore)
+				check("window ordering", j, "window-ordering", *f.Window, explain.WithinWindow{}, explain.OrderingHits, f.WindowOrderingPValue, math.NaN())
 			}
 		})
 	}

@@ -119,11 +119,25 @@ func AnytimePermutations(m int, alpha float64) int {
 }
 
 // anytimeTests is AnytimeTests: the p-value tests of every
-// Benjamini–Hochberg family stop by Anytime, with caps
+// Benjamini–Hochberg family of features stop by Anytime, with caps
 // AnytimePermutations(m, α) (the same smallest p-value as
-// MinPermutations(m, α) draws of a fixed test).
+// MinPermutations(m, α) draws of a fixed test), and so do an important
+// feature's {ordering, windows}; its window orderings stop by Besag and
+// Clifford's rule. The caps below an important feature are those of the
+// cheaper choice: anytimePairHits and anytimeOrderingHits
+// (docs/decisions.md, decision 25).
 type anytimeTests struct{ sequentialSearch }
+
+// The hits that set the caps below an important feature under
+// AnytimeTests: MinPermutations for {ordering, windows} (19 for one
+// window at α = 0.1) and 3 times it for the window orderings (29).
+const (
+	anytimePairHits     = 1
+	anytimeOrderingHits = 3
+)
 
 func (anytimeTests) permutations() int            { return 0 }
 func (anytimeTests) capOf(p float64) float64      { return anytimeCap(p) }
 func (anytimeTests) familyStop(int, float64) Stop { return Anytime{} }
+func (anytimeTests) pairStop(int, float64) Stop   { return Anytime{} }
+func (anytimeTests) powerHits() (int, int)        { return anytimePairHits, anytimeOrderingHits }

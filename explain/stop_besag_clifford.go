@@ -101,3 +101,5 @@ type besagCliffordTests struct{ sequentialSearch }
 func (besagCliffordTests) permutations() int                    { return 0 }
 func (besagCliffordTests) capOf(p float64) float64              { return p }
 func (besagCliffordTests) familyStop(n int, alpha float64) Stop { return SequentialStop(alpha, n) }
+func (besagCliffordTests) pairStop(n int, alpha float64) Stop   { return SequentialStop(alpha, n) }
+func (besagCliffordTests) powerHits() (int, int)                { return PowerHits, OrderingHits }

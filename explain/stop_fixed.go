@@ -27,6 +27,8 @@ type fixedTests struct{}
 func (fixedTests) permutations() int              { return DefaultPermutations }
 func (fixedTests) capOf(p float64) float64        { return p }
 func (fixedTests) familyStop(int, float64) Stop   { return Fixed{} }
+func (fixedTests) pairStop(int, float64) Stop     { return Fixed{} }
 func (fixedTests) orderingStop(int, float64) Stop { return Fixed{} }
+func (fixedTests) powerHits() (int, int)          { return PowerHits, OrderingHits }
 func (fixedTests) probeStop(float64) Stop         { return Fixed{} }
 func (fixedTests) checkStop(float64) Stop         { return Fixed{} }

@@ -7,11 +7,11 @@ import (
 
 // Looks is a score-only one-sided test with a group-sequential boundary
 // (TIME's gap and trim checks, docs/decisions.md, decision 22): the test
-// compares its score with Threshold at K equally spaced looks, after
-// ⌈j·N/K⌉ draws (j = 1, …, K; N the cap), and stops at look j once the
-// interval Score ± t·SE with the coverage of ±c·√(K/j) standard errors
-// (Boundary; c = Z, O'Brien and Fleming's shape) lies entirely at or
-// below Threshold or entirely above it. K = 3, c = 2.04 has the one-sided
+// compares the size of its score, |Score|, with Threshold at K equally
+// spaced looks, after ⌈j·N/K⌉ draws (j = 1, …, K; N the cap), and stops
+// at look j once the interval Score ± t·SE with the coverage of
+// ±c·√(K/j) standard errors (Boundary; c = Z, O'Brien and Fleming's
+// shape) lies within [−Threshold, Threshold] or entirely outside it. K = 3, c = 2.04 has the one-sided
 // error at the threshold of a single look at ±2 SE. Its p-value is NaN.
 // It asks for the draws up to its next look.
 type Looks struct {
@@ -82,14 +82,14 @@ func (l Looks) atLook(t *tally) bool {
 }
 
 // crossed reports whether the test, at a look, has crossed its boundary:
-// its interval lies entirely at or below the threshold, or entirely above
-// it.
+// its interval lies within [−θ, θ], or entirely above θ or below −θ.
 func (l Looks) crossed(t *tally) bool {
 	if t.used < 2 {
 		return false
 	}
 	half := tQuantile(l.Boundary(t.max, t.used), t.used-1) * t.se()
-	return t.mean+half <= l.Threshold || t.mean-half > l.Threshold
+	lo, hi, thr := t.mean-half, t.mean+half, l.Threshold
+	return (lo >= -thr && hi <= thr) || lo > thr || hi < -thr
 }
 
 // Boundary returns the boundary, in standard errors, of a test with cap n

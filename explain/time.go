@@ -40,7 +40,8 @@ type TIME struct {
 	// anytime test at most AnytimeCap(P) (a third more, for the same
 	// smallest p-value), and a window-search probe at most P; 0 means,
 	// for each family of m tests, P = MinPermutations(m, Alpha) (and
-	// PowerHits times that for the window orderings,
+	// PowerHits times that for an important feature's {ordering,
+	// windows}, OrderingHits times for its window orderings,
 	// DefaultPermutations for the probes). Negative values are an error.
 	Permutations int
 	// Alpha is the FDR level α of every Benjamini–Hochberg family, in
@@ -80,7 +81,7 @@ type TIME struct {
 	Conditional bool
 	// WindowRule is the window search's rule and what an important
 	// feature without a significant window reports; the zero value is
-	// OneSided, PaperRule the paper's.
+	// Verified, PaperRule the paper's.
 	WindowRule WindowRule
 	// Windows is the most windows reported per feature: the window search
 	// finds one window, then splits it at interior gaps that surely carry
@@ -169,7 +170,7 @@ func (c TIME) config() (TIME, error) {
 	if c.Windows == 0 {
 		c.Windows = DefaultWindows
 	}
-	if c.WindowRule != OneSided && c.WindowRule != PaperRule {
+	if c.WindowRule != Verified && c.WindowRule != PaperRule {
 		return c, fmt.Errorf("explain: TIME window rule %d unknown", int(c.WindowRule))
 	}
 	if c.LengthRule == nil {
@@ -225,7 +226,7 @@ func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model,
 	if err := r.testWindowOrderings(ctx, significant); err != nil {
 		return nil, err
 	}
-	if err := r.checkCausal(ctx, units); err != nil {
+	if err := r.checkCausal(ctx, important); err != nil {
 		return nil, err
 	}
 	r.fillCells()

@@ -170,7 +170,7 @@ func checkInvariants(t *testing.T, ex *tempora.Explanation, alpha float64) {
 // {whole-sequence ordering, windows…}; BH over the window orderings of the
 // significant windows (p ≤ α for one); the single-window fields repeat the
 // window with the smallest adjusted p-value; the cells are each
-// significant window's score over it, and 0 (window rule one-sided) or the
+// significant window's score over it, and 0 (window rule verified) or the
 // overall score (paper) everywhere when no window is significant.
 func checkWindows(t *testing.T, ex *tempora.Explanation, j int, alpha float64) {
 	t.Helper()

@@ -13,38 +13,42 @@ import (
 type WindowRule int
 
 const (
-	// OneSided, the default, judges a probe (the prefix or suffix that a
-	// window leaves out) important only when its score exceeds the
-	// threshold θ·|overall score| by more than its own sampling error: the
-	// lower end of its interval, Score − t·SE (t the Student-t quantile of
-	// DefaultProbeZ, the probe's interval), lies above θ·|overall|. A
-	// region whose permutation lowers the loss (a negative score) is
-	// therefore never important, and a region whose score is within noise
-	// of the threshold is left out of the window rather than stretching
-	// it. An important feature whose window is not significant gets no
-	// timestep cells: TIME claims the feature, not where it acts.
-	OneSided WindowRule = iota
+	// Verified, the default, judges a probe (the prefix or suffix that a
+	// window leaves out) by the size of its effect, as the paper does:
+	// the region belongs in the window when |Score| > θ·|overall score|.
+	// Permuting a region the model reads can lower the loss of a finite
+	// test set as well as raise it (a signed effect), and either way the
+	// model reads it. A probe is sure when its interval, |Score| ± t·SE
+	// (t the Student-t quantile of DefaultProbeZ), lies on one side of
+	// θ·|overall|. With several windows (TIME.Windows > 1), a region is
+	// left out of a window only when it is verified: a check of the
+	// region as a whole finds it surely below the threshold (split.go),
+	// so a region within noise of the threshold stays in. An important
+	// feature whose window is not significant gets no timestep cells:
+	// TIME claims the feature, not where it acts.
+	Verified WindowRule = iota
 	// PaperRule is the rule of the paper (Sood and Craven): a probe is
-	// important when |Score| > θ·|overall score|, and an important feature
-	// whose window is not significant gets its overall score at every
+	// important when |Score| > θ·|overall score|, a candidate gap is
+	// checked with one look at its cap, and an important feature whose
+	// window is not significant gets its overall score at every
 	// timestep.
 	PaperRule
 )
 
-// String returns "one-sided" or "paper".
+// String returns "verified" or "paper".
 func (r WindowRule) String() string {
 	switch r {
-	case OneSided:
-		return "one-sided"
+	case Verified:
+		return "verified"
 	case PaperRule:
 		return "paper"
 	}
 	return "WindowRule(" + strconv.Itoa(int(r)) + ")"
 }
 
-// ParseWindowRule returns the rule named s ("one-sided" or "paper").
+// ParseWindowRule returns the rule named s ("verified" or "paper").
 func ParseWindowRule(s string) (WindowRule, error) {
-	for _, r := range []WindowRule{OneSided, PaperRule} {
+	for _, r := range []WindowRule{Verified, PaperRule} {
 		if r.String() == s {
 			return r, nil
 		}
@@ -55,7 +59,7 @@ func ParseWindowRule(s string) (WindowRule, error) {
 type errWindowRule string
 
 func (e errWindowRule) Error() string {
-	return "explain: unknown window rule " + strconv.Quote(string(e)) + " (want one-sided or paper)"
+	return "explain: unknown window rule " + strconv.Quote(string(e)) + " (want verified or paper)"
 }
 
 // search is the state of one node's window search. A prefix of length c
@@ -87,7 +91,6 @@ type search struct {
 	n      unit
 	l      int
 	thr    float64
-	rule   WindowRule
 	suffix bool
 	lo, hi int
 	start  int
@@ -138,22 +141,16 @@ func (s *search) probe() (tempora.Window, string) {
 	return tempora.Window{Start: mid, End: s.l - 1}, "suffix/" + strconv.Itoa(mid)
 }
 
-// judge returns whether a probe's result makes its region important under
-// the rule, and whether its interval is entirely on one side of the
-// threshold.
+// judge returns whether a probe's result makes its region important, the
+// size of its effect above the threshold, and whether its interval is
+// entirely on one side of the threshold (the same under both rules).
 func (s *search) judge(r TestResult) (important, sure bool) {
 	half := 0.0
 	if r.Draws > 1 {
 		half = tQuantile(DefaultProbeZ, r.Draws-1) * r.SE
 	}
-	switch s.rule {
-	case PaperRule:
-		a := math.Abs(r.Score)
-		return a > s.thr, a-half > s.thr || a+half <= s.thr
-	default:
-		important = r.Score-half > s.thr
-		return important, important || r.Score+half <= s.thr
-	}
+	a := math.Abs(r.Score)
+	return a > s.thr, a-half > s.thr || a+half <= s.thr
 }
 
 // update records the probe's result and advances the bisection.
@@ -246,7 +243,7 @@ func (r *timeRun) locateWindows(ctx context.Context, nodes []unit) ([][]located,
 func (r *timeRun) searchWindows(ctx context.Context, nodes []unit) ([]located, error) {
 	searches := make([]*search, len(nodes))
 	for i, n := range nodes {
-		s := &search{n: n, l: r.whole.Len(), thr: r.threshold(n), rule: r.cfg.WindowRule, lo: 0, hi: r.whole.Len(), sureLo: 0, sureHi: r.whole.Len()}
+		s := &search{n: n, l: r.whole.Len(), thr: r.threshold(n), lo: 0, hi: r.whole.Len(), sureLo: 0, sureHi: r.whole.Len()}
 		s.advance()
 		searches[i] = s
 	}
