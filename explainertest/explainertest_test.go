@@ -68,8 +68,13 @@ func (o occlusion) Explain(ctx context.Context, m tempora.Model, data *tempora.D
 	}
 	w := o.workers
 	if o.flaw == leaks {
-		// Keeps calling the model after Explain returns.
+		// Keeps calling the model after Explain returns (once it has
+		// returned, so that a loaded machine cannot run every call
+		// before).
+		returned := make(chan struct{})
+		defer close(returned)
 		go func() {
+			<-returned
 			for range 50 {
 				m.Predict(make([]float64, x.M), x)
 			}
