@@ -237,17 +237,7 @@ func TestOutputsWorkers(t *testing.T) {
 // the whole model's run's per-output tests are the same.
 func TestPERMOutputIsOneOutputModel(t *testing.T) {
 	ctx := context.Background()
-	hdata, hf := horizonsProblem(50, 7)
-	cdata, cf := classesProblem(50, 7)
-	for _, tc := range []struct {
-		name  string
-		data  *tempora.Dataset
-		model tempora.Model
-		one   func(c int) (*tempora.Dataset, tempora.Model)
-	}{
-		{"horizons", hdata, hf, func(c int) (*tempora.Dataset, tempora.Model) { return oneOutput(hdata, c), hf.one(c) }},
-		{"classes", cdata, cf, func(c int) (*tempora.Dataset, tempora.Model) { return oneClass(cdata, c), cf.one(c) }},
-	} {
+	for _, tc := range outputCases(50, 7) {
 		for _, tests := range []explain.Tests{explain.FixedTests, explain.BesagCliffordTests} {
 			cfg := PERM{Permutations: 199, Tests: tests, Seed: 9}
 			all, err := cfg.Analyze(ctx, tc.model, tc.data)
@@ -496,17 +486,7 @@ func TestOutputsJSON(t *testing.T) {
 // the same cells bit for bit.
 func TestPredictionOutputIsOneOutputModel(t *testing.T) {
 	ctx := context.Background()
-	hdata, hf := horizonsProblem(30, 17)
-	cdata, cf := classesProblem(30, 17)
-	for _, tc := range []struct {
-		name  string
-		data  *tempora.Dataset
-		model tempora.Model
-		one   func(c int) (*tempora.Dataset, tempora.Model)
-	}{
-		{"horizons", hdata, hf, func(c int) (*tempora.Dataset, tempora.Model) { return oneOutput(hdata, c), hf.one(c) }},
-		{"classes", cdata, cf, func(c int) (*tempora.Dataset, tempora.Model) { return oneClass(cdata, c), cf.one(c) }},
-	} {
+	for _, tc := range outputCases(30, 17) {
 		for c := range tc.data.K() {
 			d1, m1 := tc.one(c)
 			for name := range predictionMethods {
@@ -523,5 +503,25 @@ func TestPredictionOutputIsOneOutputModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// outputCase is a model with several outputs, its data, and for output c
+// the model of that output alone with its data.
+type outputCase struct {
+	name  string
+	data  *tempora.Dataset
+	model tempora.Model
+	one   func(c int) (*tempora.Dataset, tempora.Model)
+}
+
+// outputCases returns the horizons and classes problems of n instances
+// from seed as outputCases.
+func outputCases(n int, seed uint64) []outputCase {
+	hdata, hf := horizonsProblem(n, seed)
+	cdata, cf := classesProblem(n, seed)
+	return []outputCase{
+		{"horizons", hdata, hf, func(c int) (*tempora.Dataset, tempora.Model) { return oneOutput(hdata, c), hf.one(c) }},
+		{"classes", cdata, cf, func(c int) (*tempora.Dataset, tempora.Model) { return oneClass(cdata, c), cf.one(c) }},
 	}
 }

@@ -15,7 +15,7 @@ import (
 // tests on every cell).
 var (
 	permutations = method.Spec[int]{Name: "permutations",
-		Doc: fmt.Sprintf("permutations per test: with fixed tests P, the draws of every test (0: %d); with sequential tests the nominal cap P, whose smallest p-value is 1/(P+1): at most P draws (besag-clifford), ⌊4P/3⌋ + 1 (anytime); 0: P = ⌈m/α⌉ − 1 for a family of m features, and %d and %d times that below an important feature (its ordering and windows, its window orderings)",
+		Doc: fmt.Sprintf("permutations per test: with fixed tests P, the draws of every test (0: %d); with sequential tests the nominal cap P, whose smallest p-value is 1/(P+1): at most P draws (besag-clifford), ⌊4P/3⌋ + 1 (anytime); 0: P = ⌈m/α⌉ − 1 for a family of m features, and, with besag-clifford, %d and %d times that below an important feature (its ordering and windows, its window orderings)",
 			explain.DefaultPermutations, explain.PowerHits, explain.OrderingHits),
 		Default: 0, Range: "[0, inf)"}
 	// sequential and familyStop are the deprecated spellings of tests.

@@ -19,21 +19,7 @@ func byImportance(e *tempora.Explanation) []int {
 	for j := range order {
 		order[j] = j
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		fa, fb := e.Features[a], e.Features[b]
-		switch {
-		case fa.Important != fb.Important:
-			if fa.Important {
-				return -1
-			}
-			return 1
-		case fa.Score > fb.Score:
-			return -1
-		case fa.Score < fb.Score:
-			return 1
-		}
-		return a - b
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return moreImportant(e.Features[a], e.Features[b]) })
 	return order
 }
 
@@ -248,4 +234,22 @@ func writeComparison(w io.Writer, e *tempora.Explanation, truth []synth.FeatureT
 		fmt.Fprintf(w, "; significant window exactly right for %d of the %d found", exact, hits)
 	}
 	fmt.Fprintln(w)
+}
+
+// moreImportant orders the rows of a report: important features first,
+// then by score, highest first (ties keep their order under a stable
+// sort).
+func moreImportant(a, b tempora.FeatureResult) int {
+	switch {
+	case a.Important != b.Important:
+		if a.Important {
+			return -1
+		}
+		return 1
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return 0
 }

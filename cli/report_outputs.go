@@ -84,20 +84,7 @@ func testedNodes(o tempora.OutputResult) []tempora.FeatureResult {
 				tested = append(tested, f)
 			}
 		}
-		slices.SortStableFunc(tested, func(a, b tempora.FeatureResult) int {
-			switch {
-			case a.Important != b.Important:
-				if a.Important {
-					return -1
-				}
-				return 1
-			case a.Score > b.Score:
-				return -1
-			case a.Score < b.Score:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(tested, moreImportant)
 		out = append(out, tested...)
 	}
 	return out

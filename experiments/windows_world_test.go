@@ -25,7 +25,7 @@ import (
 // The noise weights on about 20 timesteps carry Σε² ≈ 20·0.05² = 0.05
 // against Σw² ≈ 9 inside a window of 3 to 5 weights ±U(1, 2), about 0.5%
 // of the importance, θ = (1−γ)/2 itself at the default γ = 0.99, so the
-// window search (one window) stretches over them for 15 of 40 features.
+// window search (one window) stretches over them for 16 of 40 features.
 // Several windows (the default) then leave out every region that surely
 // carries less than θ, the window's ends included, and drop the pieces
 // that do not surely carry more (splitWindows; docs/decisions.md,

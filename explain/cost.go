@@ -136,7 +136,7 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 	// The family {whole-sequence ordering, window 1, …, window k}, then the
 	// orderings of the k windows (a family of k), both capped for power.
 	pairHits, orderingHits := c.mode().powerHits()
-	famCap := c.powerCapOf(pairHits, k+1)
+	famCap := c.mode().capOf(c.powerCapOf(pairHits, k+1))
 	ordCap := c.orderingCapOf(famCap, k+1, l)
 	winOrdCap := c.orderingCapOf(c.powerCapOf(orderingHits, k), k, l)
 	perNode := probes*probeCap + ordCap + float64(k)*famCap + float64(k)*winOrdCap

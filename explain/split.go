@@ -46,8 +46,8 @@ import (
 //     t·SE above θ·|overall|. A piece
 //     that is not (an isolated timestep of small weight that the
 //     single-timestep probes could not rule out) is left out with the
-//     gaps around it; if no piece is sure, the one with the highest score
-//     is kept.
+//     gaps around it; if no piece is sure, the one with the largest
+//     |Score| is kept.
 //
 // An end inherited from the window search keeps its range; an end at a
 // gap or trim is fixed by sure probes, except that its range widens by one
@@ -341,7 +341,7 @@ func (r *timeRun) confirmPieces(ctx context.Context, nodes []unit, pieces [][]te
 			if score, half := r.interval(mine[k], nil); score-half > r.threshold(n) {
 				kept = append(kept, p)
 			}
-			if mine[k].Score > mine[best].Score {
+			if math.Abs(mine[k].Score) > math.Abs(mine[best].Score) {
 				best = k
 			}
 		}

@@ -111,29 +111,7 @@ func FuzzServe(f *testing.F) {
 		if len(o) < helloSize || !bytes.Equal(o[:helloSize], appendHello(nil, nil, 1)) {
 			t.Fatalf("output does not start with the hello frame of a model side holding no data: %q", o)
 		}
-		o = o[helloSize:]
-		for k, pred := range want {
-			if len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusOK {
-				t.Fatalf("answer %d: %q, want predictions", k, o)
-			}
-			if c := binary.LittleEndian.Uint32(o[8:]); int(c) != len(pred) || len(o) < responseHeaderSize+8*len(pred) {
-				t.Fatalf("answer %d: count %d, %d bytes, want %d predictions", k, c, len(o), len(pred))
-			}
-			for i, p := range pred {
-				if got := binary.LittleEndian.Uint64(o[responseHeaderSize+8*i:]); got != math.Float64bits(p) {
-					t.Fatalf("answer %d, instance %d: %v, want %v", k, i, math.Float64frombits(got), p)
-				}
-			}
-			o = o[responseHeaderSize+8*len(pred):]
-		}
-		// After the valid requests: nothing, or one error frame for a
-		// malformed header (a truncated one gets no answer).
-		if len(o) > 0 {
-			if err == nil || len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusError ||
-				int(binary.LittleEndian.Uint32(o[8:])) != len(o)-responseHeaderSize || string(o[responseHeaderSize:]) != err.Error() {
-				t.Fatalf("after %d answers: %q, want nothing or an error frame with %v", len(want), o, err)
-			}
-		}
+		checkAnswers(t, o[helloSize:], want, err)
 	})
 }
 
@@ -198,28 +176,36 @@ func FuzzServeOutputs(f *testing.F) {
 		if !bytes.HasPrefix(o, hello) {
 			t.Fatalf("output does not start with the hello frame announcing %d outputs: %q", k, o)
 		}
-		o = o[len(hello):]
-		for a, pred := range want {
-			if len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusOK {
-				t.Fatalf("answer %d: %q, want predictions", a, o)
-			}
-			if c := binary.LittleEndian.Uint32(o[8:]); int(c) != len(pred) || len(o) < responseHeaderSize+8*len(pred) {
-				t.Fatalf("answer %d: count %d, %d bytes, want %d predictions", a, c, len(o), len(pred))
-			}
-			for i, p := range pred {
-				if got := binary.LittleEndian.Uint64(o[responseHeaderSize+8*i:]); got != math.Float64bits(p) {
-					t.Fatalf("answer %d, prediction %d: %v, want %v", a, i, math.Float64frombits(got), p)
-				}
-			}
-			o = o[responseHeaderSize+8*len(pred):]
-		}
-		if len(o) > 0 {
-			if err == nil || len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusError ||
-				int(binary.LittleEndian.Uint32(o[8:])) != len(o)-responseHeaderSize || string(o[responseHeaderSize:]) != err.Error() {
-				t.Fatalf("after %d answers: %q, want nothing or an error frame with %v", len(want), o, err)
-			}
-		}
+		checkAnswers(t, o[len(hello):], want, err)
 	})
+}
+
+// checkAnswers checks a model side's output after its hello frame: one
+// answer frame of predictions per valid request (want, in order), then
+// nothing, or one error frame with the error the model side returned for
+// a malformed header (a truncated one gets no answer).
+func checkAnswers(t *testing.T, o []byte, want [][]float64, err error) {
+	t.Helper()
+	for a, pred := range want {
+		if len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusOK {
+			t.Fatalf("answer %d: %q, want predictions", a, o)
+		}
+		if c := binary.LittleEndian.Uint32(o[8:]); int(c) != len(pred) || len(o) < responseHeaderSize+8*len(pred) {
+			t.Fatalf("answer %d: count %d, %d bytes, want %d predictions", a, c, len(o), len(pred))
+		}
+		for i, p := range pred {
+			if got := binary.LittleEndian.Uint64(o[responseHeaderSize+8*i:]); got != math.Float64bits(p) {
+				t.Fatalf("answer %d, prediction %d: %v, want %v", a, i, math.Float64frombits(got), p)
+			}
+		}
+		o = o[responseHeaderSize+8*len(pred):]
+	}
+	if len(o) > 0 {
+		if err == nil || len(o) < responseHeaderSize || string(o[:4]) != responseMagic || binary.LittleEndian.Uint32(o[4:]) != statusError ||
+			int(binary.LittleEndian.Uint32(o[8:])) != len(o)-responseHeaderSize || string(o[responseHeaderSize:]) != err.Error() {
+			t.Fatalf("after %d answers: %q, want nothing or an error frame with %v", len(want), o, err)
+		}
+	}
 }
 
 // answerFrame returns an answer frame with the given status, count and

@@ -205,30 +205,13 @@ func (p *Problem) SaveContext(ctx context.Context, dir string) error {
 }
 
 func (p *Problem) save(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	x := p.Data.X
-	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, DataFile), func(w io.Writer) error {
-		return npy.Write(w, []int{x.M, x.D, x.L}, x.Data)
-	}); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, TargetsFile), func(w io.Writer) error {
-		return npy.Write(w, []int{len(p.Data.Y)}, p.Data.Y)
-	}); err != nil {
+	if err := writeArrays(ctx, dir, p.Data, []int{len(p.Data.Y)}); err != nil {
 		return err
 	}
 	if err := writeJSON(ctx, filepath.Join(dir, ModelFile), p.Model); err != nil {
 		return err
 	}
-	t := jsonTruthFile{Format: TruthFormat, Task: p.Model.task, L: p.Model.l, Features: make([]jsonTruthRow, len(p.Truth))}
-	for k, f := range p.Truth {
-		t.Features[k] = jsonTruthRow{
-			Index: f.Index, Name: f.Name, Relevant: f.Relevant, Window: &[2]int{f.Window.Start, f.Window.End},
-			EffectSize: f.EffectSize, OrderingImportant: f.OrderingImportant, WindowOrderingImportant: f.WindowOrderingImportant,
-		}
-	}
+	t := jsonTruthFile{Format: TruthFormat, Task: p.Model.task, L: p.Model.l, Features: truthRows(p.Truth, nil)}
 	if err := writeJSON(ctx, filepath.Join(dir, TruthFile), t); err != nil {
 		return err
 	}
@@ -237,6 +220,23 @@ func (p *Problem) save(ctx context.Context, dir string) error {
 		jp.Generators[k] = jsonGenerator{Index: k, Window: &[2]int{g.Window.Start, g.Window.End}, Generator: g}
 	}
 	return writeJSON(ctx, filepath.Join(dir, ProblemFile), jp)
+}
+
+// writeArrays creates dir and writes data.npy (M × D × L) and targets.npy
+// (Y in the given shape) into it.
+func writeArrays(ctx context.Context, dir string, data *tempora.Dataset, yShape []int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	x := data.X
+	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, DataFile), func(w io.Writer) error {
+		return npy.Write(w, []int{x.M, x.D, x.L}, x.Data)
+	}); err != nil {
+		return err
+	}
+	return atomicfile.WriteContext(ctx, filepath.Join(dir, TargetsFile), func(w io.Writer) error {
+		return npy.Write(w, yShape, data.Y)
+	})
 }
 
 func writeJSON(ctx context.Context, path string, v any) error {

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
-	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/internal/errmsg"
 	"github.com/tempora-dev/tempora/internal/npy"
 	"github.com/tempora-dev/tempora/internal/safefile"
@@ -163,22 +160,12 @@ func (p *OutputsProblem) SaveContext(ctx context.Context, dir string) error {
 }
 
 func (p *OutputsProblem) save(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	x := p.Data.X
-	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, DataFile), func(w io.Writer) error {
-		return npy.Write(w, []int{x.M, x.D, x.L}, x.Data)
-	}); err != nil {
-		return err
-	}
 	shape := []int{x.M}
 	if w := p.Data.Outputs.TargetWidth(); w > 1 {
 		shape = append(shape, w)
 	}
-	if err := atomicfile.WriteContext(ctx, filepath.Join(dir, TargetsFile), func(w io.Writer) error {
-		return npy.Write(w, shape, p.Data.Y)
-	}); err != nil {
+	if err := writeArrays(ctx, dir, p.Data, shape); err != nil {
 		return err
 	}
 	if err := writeJSON(ctx, filepath.Join(dir, ModelFile), p.Model); err != nil {
