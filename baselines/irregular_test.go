@@ -200,10 +200,10 @@ func TestOcclusionCallPlans(t *testing.T) {
 			budget int64
 			calls  int64
 		}{
-			{orig, 0, 2},            // every unit in one call
-			{3 * 30 * 18, 0, 1 + 5}, // 3 of the 15 units per call
-			{30 * 18, 0, 1 + 15},    // one unit per call
-			{7 * 18, 1, 1 + 15*5},   // chunks of 7 instances: 5 per unit
+			{orig, 0, 2},                       // every unit in one call
+			{3 * 30 * 18, 0, 1 + 5},            // 3 of the 15 units per call
+			{30 * 18, 0, 1 + 15},               // one unit per call
+			{7 * 18, 3 * 8 * 7 * 18, 1 + 15*5}, // chunks of 7 instances: 5 per unit (the budget holds one per worker)
 		} {
 			for _, workers := range []int{1, 3} {
 				occChunkValues, occPackValues = plan.chunk, plan.chunk

@@ -190,8 +190,8 @@ type Occlusion struct {
 	// MemoryBudget is the bytes the workers' working copies of the data may
 	// use, as for TIME (explain.TIME.MemoryBudget): each worker copies the
 	// whole data when every worker's copy fits, else it predicts chunks of
-	// instances. Zero means memlimit's default, a quarter of the memory
-	// limit. Results are the same either way.
+	// instances. Zero means memlimit's default (CopyBudget), the smaller of
+	// 256 MiB and a quarter of the memory limit. Results are the same either way.
 	MemoryBudget int64
 	// Output is the prediction whose change is recorded, for a model with
 	// several outputs: one output's (explain.OutputOf; a class's

@@ -69,7 +69,7 @@ var (
 		Doc:     "refuse a run whose worst case (every test to its cap) exceeds this many draws, before the model is called (0: no limit)",
 		Default: explain.DefaultMaxDraws, Range: "[0, inf)"}
 	copyMemory = method.Spec[int]{Name: "copy-memory",
-		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: a quarter of the memory limit; results are the same)",
+		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: the smaller of 256 MiB and a quarter of the memory limit; results are the same)",
 		Range: "[0, inf)"}
 	timeConditional = method.Spec[bool]{Name: "conditional",
 		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model's loss depend on it)"}

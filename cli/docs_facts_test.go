@@ -308,6 +308,9 @@ func docFacts(t *testing.T, p *program) []docFact {
 			builtinDefault(t, p, "SAGE", "background", true), baselines.DefaultSAGEBackground, thousands(builtinDefault(t, p, "SAGE", "max-permutations", true).(int)))},
 		{decisions, fmt.Sprintf("the parameter `instances=%d`", quickTable)},
 		{decisions, fmt.Sprintf("otherwise %d/4 of the smaller of physical memory", int(4*memlimit.Fraction))},
+		{decisions, fmt.Sprintf("by default the smaller of %d MiB and a quarter of the memory limit", memlimit.CopyCap>>20)},
+		{readme, fmt.Sprintf("the smaller of %d MiB and a quarter of the memory limit), else one chunk", memlimit.CopyCap>>20)},
+		{readme, fmt.Sprintf("the data plus at most %d MiB plus the model's own", memlimit.CopyCap>>20)},
 		// docs/records.md
 		{records, "## Record (`" + record.Format + "`)"},
 		{records, "## Manifest (`" + experiments.ManifestFormat + "`)"},

@@ -67,14 +67,14 @@ func (ws *workspace) clean(src *tempora.Tensor) {
 func (e *Engine) chunkRows() int { return chunkRows(e.data.X, e.workers, e.budget) }
 
 // chunkRows returns the instances per model call of a draw of data x with
-// the given workers and budget (0 or less: memlimit.CopyBudget, a quarter
-// of the process's memory limit), by memlimit.ChunkRows.
+// the given workers and budget (0 or less: memlimit.CopyBudget, the
+// smaller of 256 MiB and a quarter of the process's memory limit), by memlimit.ChunkRows.
 func chunkRows(x *tempora.Tensor, workers int, budget int64) int {
 	return memlimit.ChunkRows(x.M, x.D*x.L, workers, budget, chunkValues)
 }
 
 // SetMemoryBudget sets the bytes the workers' working copies may use
-// (0: the default, a quarter of the process's memory limit). A worker copies the whole data when
+// (0: the default, memlimit.CopyBudget). A worker copies the whole data when
 // every worker's copy fits; otherwise it copies one chunk of instances at
 // a time and a draw makes one model call per chunk. Results are the same
 // either way. It must be called before Run.

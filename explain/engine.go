@@ -117,7 +117,7 @@ type TestResult struct {
 // Engine runs permutation tests of a model on a dataset. It holds the
 // baseline predictions and losses, and one working copy per worker. When
 // one copy of the data per worker fits the memory budget (SetMemoryBudget;
-// by default a quarter of the memory limit), or the data has at most 2²¹
+// by default the smaller of 256 MiB and a quarter of the memory limit), or the data has at most 2²¹
 // values (16 MiB), the working copy is a copy of the data, in which each
 // draw rewrites only the permuted block (a block is restored from the data
 // before a different one is perturbed, and at the end of every batch), and

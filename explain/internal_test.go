@@ -106,13 +106,16 @@ func TestChunkedDraws(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A budget of one byte: no worker can copy the whole data.
-		eng.SetMemoryBudget(1)
+		// A budget of one chunk per worker: no worker can copy the whole
+		// data (unless it is at most a chunk), and every worker's chunk
+		// fits.
+		budget := int64(3 * 8 * values)
+		eng.SetMemoryBudget(budget)
 		res, err := eng.Run(context.Background(), tests)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := TIME{Seed: 4, Workers: 3, MemoryBudget: 1}.Explain(context.Background(), model, data)
+		ex, err := TIME{Seed: 4, Workers: 3, MemoryBudget: budget}.Explain(context.Background(), model, data)
 		if err != nil {
 			t.Fatal(err)
 		}

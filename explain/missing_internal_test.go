@@ -76,7 +76,10 @@ func TestMaskedPathsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng.SetMemoryBudget(1)
+		// One chunk per worker: the whole data (unless at most a chunk)
+		// does not fit, every worker's chunk does.
+		budget := int64(8 * chunk * workers)
+		eng.SetMemoryBudget(budget)
 		// The probe (test 4) gives no p-value: it runs outside the family.
 		tests := withRule(maskedTests(l), rule)
 		all, err := eng.RunFamilies(context.Background(), []Family{{Alpha: 0.1, Tests: append(slices.Clone(tests[:4]), tests[5])}})
@@ -88,7 +91,7 @@ func TestMaskedPathsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := append(append(all[0][:4:4], probe[0]), all[0][4])
-		ex, err := TIME{Seed: 4, Workers: workers, MemoryBudget: 1, LengthRule: rule}.Explain(context.Background(), tempora.ModelFunc(observedSum), data)
+		ex, err := TIME{Seed: 4, Workers: workers, MemoryBudget: budget, LengthRule: rule}.Explain(context.Background(), tempora.ModelFunc(observedSum), data)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,15 +23,15 @@ const (
 
 // TIME is the Temporal Importance Model Explanation method of Sood and
 // Craven (see the package documentation). The zero value runs the
-// default tests (Tests: anytime-valid p-values that stop once their
-// Benjamini–Hochberg decision in their family is settled), with caps that
-// let each family make a single discovery, FDR level 0.1, window
+// default tests (Tests: BesagCliffordTests, sequential p-values that stop
+// after a set number of hits, decision 25 of docs/decisions.md), with caps
+// that let each family make a single discovery, FDR level 0.1, window
 // localisation 0.99, up to 3 windows per feature, the task's default
 // loss, seed 0, one worker per available CPU and a flat hierarchy.
 // PaperTIME returns the paper's configuration.
 type TIME struct {
-	// Tests chooses the p-value tests: AnytimeTests (the zero value),
-	// BesagCliffordTests or FixedTests, the paper's (tests.go).
+	// Tests chooses the p-value tests: BesagCliffordTests (the zero
+	// value), AnytimeTests or FixedTests, the paper's (tests.go).
 	Tests Tests
 	// Permutations sets the caps. With FixedTests it is the number of
 	// draws P of every test (0: DefaultPermutations). With the sequential
@@ -68,8 +68,9 @@ type TIME struct {
 	MaxDraws int64
 	// MemoryBudget is the bytes the workers' copies of the data may use
 	// (Engine.SetMemoryBudget): each worker copies the whole data when
-	// all copies fit, else it predicts chunks of instances. 0 means a
-	// quarter of the process's memory limit. The result does not depend
+	// all copies fit, else it predicts chunks of instances. 0 means
+	// memlimit.CopyBudget, the smaller of 256 MiB and a quarter of the
+	// process's memory limit. The result does not depend
 	// on it; the model calls do.
 	MemoryBudget int64
 	// Conditional makes the across-instance tests (features, groups,

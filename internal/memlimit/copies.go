@@ -11,26 +11,37 @@ package memlimit
 // larger data holds whole instances of at most ChunkValues values.
 const ChunkValues = 1 << 21
 
+// CopyCap caps the default budget of working copies (256 MiB), so that an
+// explanation with the default settings peaks near the data's own size
+// plus this cap, whatever the machine's memory: the copies save model
+// calls (one per draw instead of one per chunk) only, never change a
+// result, and the model and the data need the memory more.
+const CopyCap = 256 << 20
+
 // CopyBudget returns the default bytes the workers' working copies of the
-// data may use: a quarter of Default's limit.
+// data may use: the smaller of CopyCap and a quarter of Default's limit.
 func CopyBudget() int64 {
 	l, _ := Default()
-	return l / 4
+	return min(l/4, CopyCap)
 }
 
 // ChunkRows returns the number of instances per model call of workers that
 // each hold a working copy of m instances of width values each, under
 // budget bytes for all copies (0 or less: CopyBudget): m when the data has
 // at most chunkValues values or every worker's copy fits the budget, else
-// as many whole instances as chunkValues values hold (at least one).
-// chunkValues is normally ChunkValues (tests lower it to force chunking).
+// as many whole instances as a chunk holds (at least one): chunkValues
+// values, or fewer when the workers' chunks would not fit the budget, so
+// that the copies stay within the budget for any number of workers unless
+// one instance per worker exceeds it. chunkValues is normally ChunkValues
+// (tests lower it to force chunking).
 func ChunkRows(m, width, workers int, budget int64, chunkValues int) int {
 	if budget <= 0 {
 		budget = CopyBudget()
 	}
 	vals := m * width
-	if vals <= chunkValues || float64(vals)*8*float64(workers) <= float64(budget) {
+	if vals <= chunkValues || float64(vals)*8*float64(max(1, workers)) <= float64(budget) {
 		return m
 	}
-	return max(1, chunkValues/width)
+	chunk := min(int64(chunkValues), budget/8/int64(max(1, workers)))
+	return max(1, int(chunk)/width)
 }

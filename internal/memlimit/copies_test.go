@@ -16,12 +16,14 @@ func TestChunkRows(t *testing.T) {
 		{100, 10, 4, 4*8*1000 - 1, 500, 50},  // one byte short: chunks of 50
 		{100, 1000, 2, 1, 500, 1},            // an instance wider than a chunk
 		{100, 10, 1, 0, 500, 100},            // the default budget holds 8 KB
+		{100, 10, 4, 4 * 8 * 200, 500, 20},   // four chunks of 500 values would not fit: 200 values each
+		{100, 10, 4, 1, 500, 1},              // a budget below one instance per worker: one instance
 	} {
 		if got := ChunkRows(tc.m, tc.width, tc.workers, tc.budget, tc.chunk); got != tc.want {
 			t.Errorf("ChunkRows(%d, %d, %d, %d, %d) = %d, want %d", tc.m, tc.width, tc.workers, tc.budget, tc.chunk, got, tc.want)
 		}
 	}
-	if b := CopyBudget(); b <= 0 {
-		t.Errorf("CopyBudget() = %d", b)
+	if b := CopyBudget(); b <= 0 || b > CopyCap {
+		t.Errorf("CopyBudget() = %d, want in (0, CopyCap = %d]", b, CopyCap)
 	}
 }
