@@ -115,7 +115,7 @@ class Claimed:
 class Faithfulness:
     """The faithfulness of an explanation to a model (tempora.faithfulness).
 
-    measure: "output" or "loss", what the changes are measured on (see
+    measure: "prediction" or "loss", what the changes are measured on (see
     tempora.faithfulness); replacement: "mean", "permutation" or
     "missing"; scope: "local" (per-instance attributions) or "global" (one
     features x timesteps grid or claimed set for every instance);
@@ -278,14 +278,14 @@ def _loss(task: str, y: Array, pred: Array) -> Array:
     return out
 
 
-def _output_reference(task: str, y: Optional[Array], base: Array) -> Array:
+def _prediction_reference(task: str, y: Optional[Array], base: Array) -> Array:
     if task == "classification":
         out: Array = np.where(base >= 0.5, base, 1 - base)
         return out
     return base
 
 
-def _output_change(task: str, y: Optional[Array], base: Array, pred: Array) -> Array:
+def _prediction_change(task: str, y: Optional[Array], base: Array, pred: Array) -> Array:
     """The drop of the predicted-class probability (class 1 where the
     unchanged probability is at least 0.5), or for regression the size of
     the prediction's change."""
@@ -320,7 +320,7 @@ class Measure:
 
 #: The measures by name (measure=).
 MEASURES: Dict[str, Measure] = {
-    "output": Measure(_output_reference, _output_change, False),
+    "prediction": Measure(_prediction_reference, _prediction_change, False),
     "loss": Measure(_loss_reference, _loss_change, True),
 }
 
@@ -359,7 +359,7 @@ def faithfulness(model: Any, X: Any, y: Any, attributions: Any, task: Optional[s
         never counted, never replaced (the observed-only rule).
     y : array-like or None
         One target per instance, as tempora.explain takes it. Needed for
-        measure="loss"; for "output" it only maps labels (classes).
+        measure="loss"; for "prediction" it only maps labels (classes).
     attributions : array, an object with an ``attributions`` array, or an
         Explanation
         Per-instance attributions, an array of X's shape (in X's layout,
@@ -384,13 +384,13 @@ def faithfulness(model: Any, X: Any, y: Any, attributions: Any, task: Optional[s
         cell becomes missing, for a model that takes missing values. A
         replacement that is NaN (a cell never observed, a donor's missing
         cell) leaves the cell missing.
-    measure : {"output", "loss"}, optional
-        What a change is measured on. "output": for classification the drop
+    measure : {"prediction", "loss"}, optional
+        What a change is measured on. "prediction": for classification the drop
         of the predicted-class probability (the class predicted on the
         unchanged instance, class 1 at probability 0.5), p_c(x) - p_c(x');
         for regression the size of the prediction's change, |f(x) - f(x')|.
         "loss": the increase of the loss the program uses (squared error;
-        binary cross-entropy), loss(x') - loss(x). Default: "output" for
+        binary cross-entropy), loss(x') - loss(x). Default: "prediction" for
         per-instance attributions, "loss" for a global explanation.
     draws : int, optional
         Permutation draws (replacement="permutation"; default 10).
@@ -425,7 +425,7 @@ def faithfulness(model: Any, X: Any, y: Any, attributions: Any, task: Optional[s
     _check_X(Xa)
     ranks, global_scores, claimed_cells = _attributions(attributions, Xa, data.layout)
     scope = "local" if global_scores is None else "global"
-    meas_name = measure if measure is not None else ("output" if scope == "local" else "loss")
+    meas_name = measure if measure is not None else ("prediction" if scope == "local" else "loss")
     if meas_name not in MEASURES:
         raise ValueError("measure must be one of %s, got %r" % (", ".join(repr(m) for m in MEASURES), meas_name))
     meas = MEASURES[meas_name]

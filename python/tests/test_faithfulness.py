@@ -50,7 +50,7 @@ class HandTest(unittest.TestCase):
 
     def test_regression_output(self):
         r = tempora.faithfulness(f, X, None, A, task="regression", fractions=FRACTIONS)
-        self.assertEqual((r.measure, r.replacement, r.scope, r.draws, r.instances), ("output", "mean", "local", 1, 3))
+        self.assertEqual((r.measure, r.replacement, r.scope, r.draws, r.instances), ("prediction", "mean", "local", 1, 3))
         # deletion of the top 3: instance 0 loses 6 + 4 - 3 = 7 of its 8;
         # instance 1 all of its 4; instance 2 -9 - 4 + 4 = -9 of its -12.
         dele = np.array([[0, 7, 8, 8], [0, 4, 4, 4], [0, 9, 12, 12]], dtype=float)
