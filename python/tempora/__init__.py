@@ -22,7 +22,10 @@ time in X's terms.
 method_table() lists the program's methods and their parameters, and
 method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
-scores explanations against the truth (evaluate). problems(suite=...)
+scores explanations against the truth (evaluate). faithfulness(model, X,
+y, attributions) measures an explanation against the user's own model,
+without truth: deletion and insertion curves, comprehensiveness and
+sufficiency, and a global explanation's claimed cells. problems(suite=...)
 writes a suite's problems, and evaluate(problems, my_method) benchmarks a
 Python method against tempora's on them (a pandas DataFrame). serve(predict) makes a
 script a model program for ``tempora explain -model-cmd``; Client is the
@@ -36,6 +39,7 @@ from ._errors import DataError
 from ._evaluate import evaluate
 from ._explain import Duration, Hierarchy, as_array, explain
 from ._explanation import Accounting, Diagnostics, DrawCount, Explanation, Feature, OutputResult, OutputResults, WindowResult
+from ._faithfulness import Change, Claimed, Curve, Faithfulness, faithfulness
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
@@ -45,7 +49,7 @@ from ._scoring import Scores, feature_scores, top_features
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "BenchProblem", "Client", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
+    "Accounting", "BenchProblem", "Change", "Claimed", "Client", "Curve", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Faithfulness", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
     "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
-    "as_array", "claim_stdout", "evaluate", "explain", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
+    "as_array", "claim_stdout", "evaluate", "explain", "faithfulness", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
 ]
