@@ -210,6 +210,8 @@ _SKLEARN = {
 def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             method: Optional[str] = None, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
             alignment: str = "start", mask: Any = None,
+            instance_col: Any = None, time_col: Any = None, feature_col: Any = None, value_col: Any = None,
+            entity_col: Any = None,
             classes: Optional[Sequence[Any]] = None, outputs: Optional[str] = None,
             output_names: Optional[Sequence[Any]] = None, output_anchors: Optional[Sequence[int]] = None,
             target: Any = None, hierarchy: Optional[Hierarchy] = None,
@@ -257,11 +259,19 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         end ("end"), the rest missing. A DataFrame is wide (rows indexed by
         a MultiIndex ``(instance, time)``, one column per feature) or long
         (columns ``instance``, ``time`` (or ``timestep``), ``feature``,
-        ``value``; or ``instance``, ``time`` and one column per feature);
-        its feature names come from the columns (in a long frame's feature
-        column: sorted, or in the order of a categorical's categories),
-        instances and times are taken in sorted order, the times of all
-        instances together make the time axis (aligned time: with
+        ``value``, or others named by instance_col= and the like; or
+        ``instance``, ``time`` and one column per feature); its feature
+        names come from the columns and are taken in sorted order in both
+        forms, whatever the order of the rows and columns (as pandas' pivot
+        sorts them; a long frame's categorical feature column: its
+        categories' order; feature_names= states the order the model
+        expects, and a wide frame whose columns are not sorted warns
+        without it). Instances are taken in sorted order, times in the
+        order of time (numbers, datetimes; text of one number with the same
+        text around it, such as "1h", "2h", "10h", by that number; an
+        ordered categorical in its categories' order; other text in
+        natural order, with a warning); the times of all instances
+        together make the time axis (aligned time: with
         alignment="end", give times that line the sequences' ends up, such
         as hours before discharge as negative numbers), and a value NaN or
         without a row is missing. Every instance needs an observed value
@@ -295,7 +305,20 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         The axis order of a NumPy X (ignored for a DataFrame).
     feature_names : sequence of str, optional
         D names (default: those of a DataFrame's columns, else "0", "1",
-        ...). With a DataFrame, the columns to explain, in this order.
+        ...). With a DataFrame, the features to explain, in this order: the
+        order of the arrays the model receives. Give it when the model was
+        trained on another order than the names' sorted order.
+    instance_col, time_col, feature_col, value_col : str, optional
+        The columns of a DataFrame X that hold the instance ids, the times,
+        the feature names and the values (default ``instance``, ``time`` or
+        ``timestep``, ``feature``, ``value``), e.g. ``instance_col="stay",
+        time_col="hour", feature_col="signal"``; an instance or time column
+        may also be a named level of X's row index. Without feature_col and
+        value_col columns X has one column per feature. Long targets y
+        keyed by instance use X's instance column and value column, and a
+        targets DataFrame with X's instance column is keyed by it.
+    entity_col : str, optional
+        timeshap's spelling of instance_col (time_col is the same in both).
     alignment : {"start", "end"}, default "start"
         Which end of the time axis sequences of different lengths share:
         "start" (timestep 0 is each sequence's first step) or "end" (the
@@ -427,7 +450,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         predict = model_factory()
     if predict is None:
         raise TypeError("predict must be a model (a function, an estimator, a PyTorch module), got None")
-    data = _input.as_data(X, layout, feature_names, alignment, mask)
+    columns = _input.frame_columns(instance_col, time_col, feature_col, value_col, entity_col)
+    data = _input.as_data(X, layout, feature_names, alignment, mask, columns)
     Xa = data.X
     ya, spec = _outputs.targets(y, task, data, classes, outputs, output_names, output_anchors, predict)
     labels = None
@@ -540,23 +564,27 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
 
 
 def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[str]] = None,
-             alignment: str = "start", mask: Any = None,
+             alignment: str = "start", mask: Any = None, instance_col: Any = None, time_col: Any = None,
+             feature_col: Any = None, value_col: Any = None, entity_col: Any = None,
              binary: Optional[StrPath] = None) -> "npt.NDArray[np.float64]":
     """X as tempora.explain reads it: the float64 array whose batches
     predict receives, with NaN for every missing value.
 
-    Takes X, layout, feature_names, alignment and mask as tempora.explain
-    does, and has the program check the data as explain would (``tempora
-    describe -data``; binary as for explain): what it refuses raises the
-    same DataError. The array is (instances,
-    features, timesteps) for layout="ndl" and for a DataFrame, (instances,
-    timesteps, features) for "nld"; a DataFrame's instances, times and
-    features come in the order explain takes them (sorted; a categorical
-    feature column in its categories' order), and a list's sequences are
-    placed by alignment. Use it to train or check a model on exactly what
-    explain will give it, e.g. ``y = model(tempora.as_array(df))``.
+    Takes X, layout, feature_names, alignment, mask and a DataFrame's
+    column names (instance_col, time_col, feature_col, value_col,
+    entity_col) as tempora.explain does, and has the program check the
+    data as explain would (``tempora describe -data``; binary as for
+    explain): what it refuses raises the same DataError. The array is
+    (instances, features, timesteps) for layout="ndl" and for a DataFrame,
+    (instances, timesteps, features) for "nld"; a DataFrame's instances,
+    times and features come in the order explain takes them (instances
+    sorted, times in the order of time, features sorted or in the order of
+    feature_names=), and a list's sequences are placed by
+    alignment. Use it to train or check a model on exactly what explain
+    will give it, e.g. ``y = model(tempora.as_array(df))``.
     """
-    data = _input.as_data(X, layout, feature_names, alignment, mask)
+    columns = _input.frame_columns(instance_col, time_col, feature_col, value_col, entity_col)
+    data = _input.as_data(X, layout, feature_names, alignment, mask, columns)
     check_data(data, binary)
     out: "npt.NDArray[np.float64]" = data.X
     if layout == "nld" and not _input._is_dataframe(X):

@@ -12,6 +12,7 @@ program's decision, reported as a structured error (docs/errors.md) that
 _errors maps back to the caller's names through Data.
 """
 
+import re
 import sys
 import warnings
 from typing import Any, List, Optional, Sequence, Tuple
@@ -30,9 +31,52 @@ LAYOUTS = ("ndl", "nld")
 #: start late).
 ALIGNMENTS = ("start", "end")
 
-#: The column names of a long DataFrame.
+#: The column names of a long DataFrame, unless instance_col=, time_col=,
+#: feature_col= and value_col= name others.
 INSTANCE, TIME, FEATURE, VALUE = "instance", "time", "feature", "value"
 _TIME_NAMES = ("time", "timestep")
+
+
+class Columns:
+    """The columns of a DataFrame X: its instance, time, feature and value
+    columns as the caller names them (instance_col=, time_col=,
+    feature_col=, value_col=; None for the default names above). The Data
+    of a DataFrame holds them resolved to X's own labels, so that long
+    targets keyed by instance use X's instance column."""
+
+    def __init__(self, instance: Any = None, time: Any = None, feature: Any = None, value: Any = None) -> None:
+        self.instance, self.time, self.feature, self.value = instance, time, feature, value
+
+    def named(self) -> bool:
+        """Whether the caller named any column."""
+        return any(c is not None for c in (self.instance, self.time, self.feature, self.value))
+
+    def resolved(self, instance: Any, time: Any) -> "Columns":
+        """These columns with X's instance and time labels, and the feature
+        and value names (the defaults where none was given)."""
+        return Columns(instance, time, FEATURE if self.feature is None else self.feature,
+                       VALUE if self.value is None else self.value)
+
+
+def frame_columns(instance_col: Any = None, time_col: Any = None, feature_col: Any = None, value_col: Any = None,
+                  entity_col: Any = None) -> Columns:
+    """The keywords of tempora.explain and as_array that name a DataFrame's
+    columns, as Columns; entity_col is timeshap's spelling of instance_col."""
+    if entity_col is not None:
+        if instance_col is not None and not _same(instance_col, entity_col):
+            raise ValueError("instance_col=%r and entity_col=%r name the same column (entity_col is another "
+                             "spelling of instance_col); pass one" % (instance_col, entity_col))
+        instance_col = entity_col
+    given = {"instance_col": instance_col, "time_col": time_col, "feature_col": feature_col, "value_col": value_col}
+    named = [(k, v) for k, v in given.items() if v is not None]
+    for k, v in named:
+        if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool):
+            raise TypeError("%s must be a column name of X; got %s" % (k, type(v).__name__))
+    for i, (k, v) in enumerate(named):
+        for k2, v2 in named[:i]:
+            if _same(v, v2):
+                raise ValueError("%s=%r and %s=%r name the same column" % (k2, v2, k, v))
+    return Columns(instance_col, time_col, feature_col, value_col)
 
 
 def _is_dataframe(x: Any) -> bool:
@@ -80,6 +124,7 @@ class Data:
         self.alignment = alignment
         self.times = times  # a DataFrame's time values, one per timestep (None for an array)
         self.source, self.lengths, self.names_from = source, lengths, names_from
+        self.columns = Columns()  # a DataFrame's columns, resolved (_from_dataframe)
 
     def instance(self, i: int) -> Any:
         """Instance i as the caller names it: a DataFrame's id, else i."""
@@ -226,12 +271,12 @@ def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt
 
 
 def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] = None, alignment: str = "start",
-            mask: Any = None) -> Data:
+            mask: Any = None, columns: Optional[Columns] = None) -> Data:
     """X as tempora's (instances, features, timesteps) float64 array, with
     NaN for missing values, and its feature names. See tempora.explain for
-    the accepted forms. It converts, and refuses only what it cannot
-    convert: whether the data is fit to explain is the program's decision
-    (tempora.as_array asks it)."""
+    the accepted forms; columns names a DataFrame's columns. It converts,
+    and refuses only what it cannot convert: whether the data is fit to
+    explain is the program's decision (tempora.as_array asks it)."""
     if layout not in LAYOUTS:
         raise ValueError("layout must be 'ndl' (instances, features, timesteps) or 'nld' (instances, timesteps, "
                          "features), got %r" % (layout,))
@@ -240,9 +285,12 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
         if mask is not None:
             raise ValueError("mask: a DataFrame X marks its missing values itself (NaN values, or rows left out); "
                              "mask applies to an array or a list of arrays")
-        data = _from_dataframe(X, feature_names)
+        data = _from_dataframe(X, feature_names, columns)
         data.alignment = alignment
         return data
+    if columns is not None and columns.named():
+        raise ValueError("instance_col=, time_col=, feature_col= and value_col= name the columns of a DataFrame X; "
+                         "X is a %s" % type(X).__name__)
     shape = "(instances, features, timesteps)" if layout == "ndl" else "(instances, timesteps, features)"
     source, lengths = "array", None
     if _is_sequence_list(X):
@@ -274,56 +322,36 @@ def _from_list_len(X: Sequence[Any], i: int, layout: str) -> int:
     return int(shape[1] if layout == "ndl" else shape[0])
 
 
-def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
+def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]], given: Optional[Columns] = None) -> Data:
     """A wide DataFrame (rows indexed by (instance, time), one column per
     feature), or a long one (columns instance, time, feature, value; or
-    instance, time and one column per feature)."""
+    instance, time and one column per feature), its columns named by given
+    (the defaults of Columns for None)."""
     import pandas as pd
 
-    cols = [str(c) for c in df.columns]
-    tcol = next((t for t in _TIME_NAMES if t in cols), None)
-    if isinstance(df.index, pd.MultiIndex):
+    given = given if given is not None else Columns()
+    df = _levels_as_columns(df, given)
+    if isinstance(df.index, pd.MultiIndex) and not given.named():
         if df.index.nlevels != 2:
             raise ValueError("X: a wide DataFrame needs a MultiIndex of two levels (instance, time) on its rows; "
                              "got %d levels" % df.index.nlevels)
-        wide = df
-    elif INSTANCE in cols and tcol is not None:
-        if FEATURE in cols and VALUE in cols:
-            extra = [c for c in cols if c not in (INSTANCE, tcol, FEATURE, VALUE)]
-            if extra:
-                raise ValueError("X: a long DataFrame has the columns instance, %s, feature, value; it also has %s"
-                                 % (tcol, ", ".join(extra)))
-            for c in (INSTANCE, tcol, FEATURE):
-                if df[c].isna().any():
-                    raise ValueError("X: the long DataFrame's %s column has missing values (row %r)"
-                                     % (c, df.index[df[c].isna().to_numpy()][0]))
-            dup = df.duplicated([INSTANCE, tcol, FEATURE], keep=False).to_numpy()
-            if dup.any():
-                first = df[dup].iloc[0]
-                raise ValueError("X: the long DataFrame has %d rows for (instance, %s, feature) = %r; each needs at "
-                                 "most one (leave a missing value out, or give it as NaN)" % (
-                                     int(((df[INSTANCE] == first[INSTANCE]) & (df[tcol] == first[tcol])
-                                          & (df[FEATURE] == first[FEATURE])).sum()),
-                                     tcol, (first[INSTANCE], first[tcol], first[FEATURE])))
-            # The features in sorted order (a categorical column: its
-            # categories' order), whatever the order of the rows.
-            if isinstance(df[FEATURE].dtype, pd.CategoricalDtype):
-                order = [c for c in df[FEATURE].cat.categories if c in set(df[FEATURE])]
-            else:
-                order = _unique(df[FEATURE].to_numpy())
-            wide = df.pivot(index=[INSTANCE, tcol], columns=FEATURE, values=VALUE)
-            wide = wide[order]  # a (instance, time, feature) without a row is a missing value, NaN
+        level = df.index.names
+        wide, fcol = df, None
+        names_of = given.resolved(INSTANCE if level[0] is None else level[0], TIME if level[1] is None else level[1])
+    else:
+        inst, tcol = _key_columns(df, given)
+        names_of = given.resolved(inst, tcol)
+        fcol, vcol = _value_columns(df, given)
+        if fcol is not None and vcol is not None:
+            wide = _long_to_wide(df, inst, tcol, fcol, vcol)
         else:
-            for c in (INSTANCE, tcol):
+            for c in (inst, tcol):
                 if df[c].isna().any():
                     raise ValueError("X: the DataFrame's %s column has missing values (row %r)"
                                      % (c, df.index[df[c].isna().to_numpy()][0]))
-            wide = df.set_index([INSTANCE, tcol])
-    else:
-        raise ValueError("X: a DataFrame must be wide (rows indexed by a MultiIndex (instance, time), one column "
-                         "per feature) or long (columns instance, time, feature, value; or instance, time and one "
-                         "column per feature); got columns %s and a %s index"
-                         % (cols, type(df.index).__name__))
+            wide = df.set_index([inst, tcol])
+    if fcol is None:
+        wide = _sorted_columns(wide, feature_names is None)
     if wide.index.has_duplicates:
         raise ValueError("X: the DataFrame has more than one row for (instance, time) = %r"
                          % (wide.index[wide.index.duplicated()][0],))
@@ -341,12 +369,200 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
     if nonnum:
         raise ValueError("X: the features %s are not numeric" % nonnum)
     instances = sorted(wide.index.get_level_values(0).unique())
-    times = sorted(wide.index.get_level_values(1).unique())
+    times = _ordered_times(wide.index.get_level_values(1), names_of.time)
+    _warn_time_stamps(wide, len(instances), len(times))
+    full = pd.MultiIndex.from_product([instances, times])
+    values = wide.reindex(full).to_numpy(dtype=np.float64)
+    Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
+    data = Data(Xa, _has_nan(Xa), names, list(instances), "ndl", times=list(times), source="frame",
+                names_from=names_from)
+    data.columns = names_of
+    return data
+
+
+def _sorted_columns(wide: Any, warn: bool) -> Any:
+    """A frame of one column per feature with its columns in sorted order,
+    the order of a long frame's features. warn: say so when the columns
+    were in another order, which a model trained on them may expect."""
+    order = _unique(np.asarray(list(wide.columns), dtype=object))
+    if order != list(wide.columns):
+        if warn:
+            warnings.warn("X: tempora takes a DataFrame's features in the sorted order of their names, wide or long, "
+                          "so the model receives %s, not the column order %s; if it expects the column order, pass "
+                          "feature_names=%s (which also silences this warning)"
+                          % (_shorten([str(c) for c in order]), _shorten([str(c) for c in wide.columns]),
+                             _shorten([str(c) for c in wide.columns])), UserWarning, stacklevel=5)
+        wide = wide[order]
+    return wide
+
+
+def _levels_as_columns(df: Any, given: Columns) -> Any:
+    """df with the levels of its row index that are its instance or time
+    (as given names them, else the default names; and that are not columns
+    already) made columns, when the caller named any column: a frame
+    indexed by (stay, hour) is read with instance_col="stay"."""
+    if not given.named():
+        return df  # a MultiIndex is a wide frame's (instance, time), by position
+    levels = [n for n in df.index.names if n is not None]
+    want = [INSTANCE if given.instance is None else given.instance]
+    want += list(_TIME_NAMES) if given.time is None else [given.time]
+    move = [n for n in levels if any(_same(n, w) for w in want) and not any(_same(c, n) for c in df.columns)]
+    return df.reset_index(level=move) if move else df
+
+
+def _same(label: Any, name: Any) -> bool:
+    """Whether a column label is the name given for it (as given, or as
+    text: column 1 is named 1 or "1")."""
+    return bool(label == name) or str(label) == str(name)
+
+
+def _column(df: Any, name: Any) -> Any:
+    """The label of df's column named name, or None."""
+    return next((c for c in df.columns if _same(c, name)), None)
+
+
+def _not_a_column(keyword: str, name: Any, df: Any) -> ValueError:
+    index = [n for n in df.index.names if n is not None]
+    return ValueError("%s=%r is not a column of X%s; its columns are %s"
+                      % (keyword, name, " nor a level of its index %s" % index if index else "",
+                         [str(c) for c in df.columns]))
+
+
+def _key_columns(df: Any, given: Columns) -> Tuple[Any, Any]:
+    """The labels of df's instance and time columns: those given named,
+    else instance and time (or timestep); an error names what is missing."""
+    if given.instance is not None:
+        inst = _column(df, given.instance)
+        if inst is None:
+            raise _not_a_column("instance_col", given.instance, df)
+    else:
+        inst = _column(df, INSTANCE)
+    if given.time is not None:
+        tcol = _column(df, given.time)
+        if tcol is None:
+            raise _not_a_column("time_col", given.time, df)
+    else:
+        tcol = next((c for c in (_column(df, t) for t in _TIME_NAMES) if c is not None), None)
+    if inst is None or tcol is None:
+        raise ValueError("X: a DataFrame must be wide (rows indexed by a MultiIndex (instance, time), one column "
+                         "per feature) or long (columns instance, time, feature, value; or instance, time and one "
+                         "column per feature; instance_col=, time_col=, feature_col= and value_col= name others); "
+                         "got columns %s and a %s index" % ([str(c) for c in df.columns], type(df.index).__name__))
+    return inst, tcol
+
+
+def _value_columns(df: Any, given: Columns) -> Tuple[Any, Any]:
+    """The labels of a long df's feature and value columns, or (None, None)
+    for a frame of one column per feature. A column given by name must
+    exist, and so must its partner."""
+    fcol = _column(df, given.feature if given.feature is not None else FEATURE)
+    vcol = _column(df, given.value if given.value is not None else VALUE)
+    if given.feature is not None and fcol is None:
+        raise _not_a_column("feature_col", given.feature, df)
+    if given.value is not None and vcol is None:
+        raise _not_a_column("value_col", given.value, df)
+    if given.feature is not None and vcol is None:
+        raise ValueError("feature_col=%r: X has no column %r for the long DataFrame's values; name it with value_col="
+                         % (given.feature, VALUE))
+    if given.value is not None and fcol is None:
+        raise ValueError("value_col=%r: X has no column %r for the long DataFrame's feature names; name it with "
+                         "feature_col=" % (given.value, FEATURE))
+    if fcol is None or vcol is None:
+        return None, None
+    return fcol, vcol
+
+
+def _long_to_wide(df: Any, inst: Any, tcol: Any, fcol: Any, vcol: Any) -> Any:
+    """A long frame as a wide one: rows (instance, time), one column per
+    feature in sorted order (a categorical feature column: its categories'
+    order), NaN for an (instance, time, feature) without a row."""
+    import pandas as pd
+
+    key = [inst, tcol, fcol]
+    extra = [str(c) for c in df.columns if c not in (inst, tcol, fcol, vcol)]
+    if extra:
+        raise ValueError("X: a long DataFrame has the columns %s, %s, %s, %s; it also has %s"
+                         % (inst, tcol, fcol, vcol, ", ".join(extra)))
+    for c in key:
+        if df[c].isna().any():
+            raise ValueError("X: the long DataFrame's %s column has missing values (row %r)"
+                             % (c, df.index[df[c].isna().to_numpy()][0]))
+    dup = df.duplicated(key, keep=False).to_numpy()
+    if dup.any():
+        first = df[dup].iloc[0]
+        count = int(((df[inst] == first[inst]) & (df[tcol] == first[tcol]) & (df[fcol] == first[fcol])).sum())
+        raise ValueError("X: the long DataFrame has %d rows for (%s, %s, %s) = %r; each needs at most one (leave a "
+                         "missing value out, or give it as NaN)"
+                         % (count, inst, tcol, fcol, (first[inst], first[tcol], first[fcol])))
+    if isinstance(df[fcol].dtype, pd.CategoricalDtype):
+        present = set(df[fcol])
+        order = [c for c in df[fcol].cat.categories if c in present]
+    else:
+        order = _unique(df[fcol].to_numpy())  # whatever the order of the rows or the rows left out
+    wide = df.pivot(index=[inst, tcol], columns=fcol, values=vcol)
+    return wide[order]
+
+
+def _shorten(values: List[Any], k: int = 8) -> str:
+    return "[%s%s]" % (", ".join(repr(v) for v in values[:k]), ", ..." if len(values) > k else "")
+
+
+#: A time label of one number between a text before and a text after it
+#: ("1h", "t10", "-3", "day 2.5"): such labels sharing the texts are
+#: ordered by their number.
+_NUMBER_LABEL = re.compile(r"^(\D*?)([-+]?\d+(?:\.\d+)?)(\D*)$")
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _ordered_times(level: Any, name: Any) -> List[Any]:
+    """The distinct time labels of a frame's time column or index level in
+    the order of time: numbers, datetimes and durations as they compare,
+    an ordered categorical in its categories' order, text of one number
+    between a shared text before and after it ("1h", "2h", "10h") by that
+    number. Any other labels (text of several numbers or none, units that
+    differ, types that do not compare) are put in natural order (the
+    numbers within the text as numbers) with a warning naming them."""
+    import pandas as pd
+
+    if isinstance(level.dtype, pd.CategoricalDtype) and level.dtype.ordered:
+        present = set(level)
+        return [c for c in level.categories if c in present]
+    values = level.unique().tolist()
+    if not all(isinstance(v, str) for v in values):
+        try:
+            return sorted(values)
+        except TypeError:
+            pass  # types that do not compare: ordered as text below, with the warning
+    else:
+        parts = [_NUMBER_LABEL.match(v) for v in values]
+        if all(p is not None for p in parts) and len({(p.group(1), p.group(3)) for p in parts if p}) == 1:
+            return [v for _, v in sorted((float(p.group(2)), v) for p, v in zip(parts, values) if p)]
+    out = sorted(values, key=_natural)
+    warnings.warn("X: the time labels of the %s column are text that cannot be ordered reliably (%s): they are taken "
+                  "in natural order (numbers within the text compared as numbers), %s; give the times as numbers or "
+                  "datetimes, or as an ordered pandas Categorical in the order of time"
+                  % (name, "types that do not compare" if not all(isinstance(v, str) for v in values)
+                     else "not one number with the same text around it", _shorten(out)),
+                  UserWarning, stacklevel=5)
+    return out
+
+
+def _natural(v: Any) -> Tuple[Any, ...]:
+    """The natural-order key of a label: its text with each run of digits
+    compared as a number (then the text itself, for labels that tie)."""
+    s = str(v)
+    chunks = tuple(int(c) if i % 2 else c for i, c in enumerate(_DIGITS.split(s)))  # text, number, text, ...
+    return chunks, s
+
+
+def _warn_time_stamps(wide: Any, instances: int, times: int) -> None:
+    """Warn when the times look like per-instance time stamps rather than
+    aligned steps."""
     # An (instance, time) without a row is missing in every feature: the
     # times are the union of all instances' times (aligned time), so a
     # shorter sequence is NaN where it has no times.
     per_instance = wide.index.get_level_values(0).value_counts()
-    if len(times) > 2 * int(per_instance.max()) and len(wide) < 0.25 * len(instances) * len(times):
+    if times > 2 * int(per_instance.max()) and len(wide) < 0.25 * instances * times:
         # Time stamps of their own per instance: the union makes a long,
         # mostly empty axis on which few instances share a length.
         warnings.warn(
@@ -355,13 +571,8 @@ def _from_dataframe(df: Any, feature_names: Optional[Sequence[Any]]) -> Data:
             "have a row) and few instances share a length, which costs the tests power and the model time. If "
             "the times are time stamps rather than aligned steps, bin them (e.g. df['time'] = df['time'] // 1 "
             "for whole hours, then one row per (instance, time, feature), e.g. the mean)"
-            % (len(times), int(per_instance.max()), 100.0 * len(wide) / (len(instances) * len(times))),
-            UserWarning, stacklevel=4)
-    full = pd.MultiIndex.from_product([instances, times])
-    values = wide.reindex(full).to_numpy(dtype=np.float64)
-    Xa = np.ascontiguousarray(values.reshape(len(instances), len(times), len(names)).transpose(0, 2, 1))
-    return Data(Xa, _has_nan(Xa), names, list(instances), "ndl", times=list(times), source="frame",
-                names_from=names_from)
+            % (times, int(per_instance.max()), 100.0 * len(wide) / (instances * times)),
+            UserWarning, stacklevel=5)
 
 
 def as_targets(y: Any, task: str, n: int, instances: Optional[List[Any]],

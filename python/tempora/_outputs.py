@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._input import INSTANCE, VALUE, Data, _is_dataframe, _is_series, _to_numpy, _unique
+from ._input import INSTANCE, VALUE, Data, _column, _is_dataframe, _is_series, _to_numpy, _unique
 
 #: The kinds of outputs (the program's -outputs), as explain's outputs= takes them.
 KINDS = ("classes", "horizons", "steps")
@@ -216,25 +216,32 @@ def _anchors(given: Optional[Sequence[int]], k: int, kind: str) -> Optional[List
 def _frame(df: Any, data: Data, outputs: Optional[str]) -> Tuple["npt.NDArray[Any]", List[Any], Optional[List[int]]]:
     """The targets of a DataFrame: long (columns instance, output, value;
     an (instance, output) without a row has no target) or wide (indexed by
-    instance, one column per output). Returns the (instances, outputs)
-    values, the outputs' labels, and for labels that are all times of a
-    DataFrame X, their timesteps (the anchors of output steps)."""
+    instance, or with an instance column, one column per output). The
+    instance and value columns are named as in X (instance_col=,
+    value_col=). Returns the (instances, outputs) values, the outputs'
+    labels, and for labels that are all times of a DataFrame X, their
+    timesteps (the anchors of output steps)."""
     import pandas as pd
 
+    named = data.columns
+    inst_name = INSTANCE if named.instance is None else named.instance
+    inst = _column(df, inst_name)
+    out, val = _column(df, OUTPUT), _column(df, VALUE if named.value is None else named.value)
     cols = [str(c) for c in df.columns]
-    if OUTPUT in cols and VALUE in cols:
-        extra = [c for c in cols if c not in (INSTANCE, OUTPUT, VALUE)]
-        if INSTANCE not in cols or extra:
-            raise ValueError("y: a long targets DataFrame has the columns instance, output, value; got %s" % cols)
-        if df.duplicated([INSTANCE, OUTPUT]).any():
-            first = df[df.duplicated([INSTANCE, OUTPUT], keep=False)].iloc[0]
-            raise ValueError("y: the long DataFrame has more than one row for (instance, output) = %r"
-                             % ((first[INSTANCE], first[OUTPUT]),))
-        if isinstance(df[OUTPUT].dtype, pd.CategoricalDtype):
-            order = [c for c in df[OUTPUT].cat.categories if c in set(df[OUTPUT])]
+    if out is not None and val is not None:
+        extra = [str(c) for c in df.columns if c not in (inst, out, val)]
+        if inst is None or extra:
+            raise ValueError("y: a long targets DataFrame has the columns %s, %s, %s; got %s"
+                             % (inst_name, OUTPUT, val, cols))
+        if df.duplicated([inst, out]).any():
+            first = df[df.duplicated([inst, out], keep=False)].iloc[0]
+            raise ValueError("y: the long DataFrame has more than one row for (%s, %s) = %r"
+                             % (inst_name, OUTPUT, (first[inst], first[out])))
+        if isinstance(df[out].dtype, pd.CategoricalDtype):
+            order = [c for c in df[out].cat.categories if c in set(df[out])]
         else:
-            order = _unique(df[OUTPUT].to_numpy())
-        wide = df.pivot(index=INSTANCE, columns=OUTPUT, values=VALUE)[order]
+            order = _unique(df[out].to_numpy())
+        wide = df.pivot(index=inst, columns=out, values=val)[order]
         ids = list(wide.index)
         if data.instances is not None:
             wide = wide.reindex(data.instances)  # an instance without a row has no target (the program says)
@@ -244,6 +251,8 @@ def _frame(df: Any, data: Data, outputs: Optional[str]) -> Tuple["npt.NDArray[An
     else:
         wide = df
         if data.instances is not None:
+            if inst is not None:
+                wide = df.set_index(inst)  # keyed by its instance column
             missing = [i for i in data.instances if i not in wide.index]
             if missing:
                 raise ValueError("y: the DataFrame has no row for the instances %s of X" % missing[:5])

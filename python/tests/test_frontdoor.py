@@ -162,20 +162,23 @@ class InputTest(unittest.TestCase):
         data = _input.as_data(long)
         np.testing.assert_array_equal(data.X, self.X)
         self.assertEqual(data.names, names)
-        # One column per feature, columns reordered: names follow the columns.
+        # One column per feature, columns reordered: the features are
+        # sorted as a long frame's (a warning says so); feature_names=
+        # states the column order.
         cols = wide.reset_index()[["instance", "time"] + names[::-1]]
-        data = _input.as_data(cols)
-        self.assertEqual(data.names, names[::-1])
-        np.testing.assert_array_equal(data.X, self.X[:, ::-1])
-        data = _input.as_data(cols, feature_names=names)
+        with self.assertWarnsRegex(UserWarning, r"in the sorted order of their names, wide or long"):
+            data = _input.as_data(cols)
+        self.assertEqual(data.names, names)
         np.testing.assert_array_equal(data.X, self.X)
+        data = _input.as_data(cols, feature_names=names[::-1])
+        np.testing.assert_array_equal(data.X, self.X[:, ::-1])
         # A Series y is aligned by instance, whatever its order.
         ya, _ = _input.as_targets(y.iloc[::-1], "classification", m, ids)
         np.testing.assert_array_equal(ya, self.y01.astype(float))
         # A row left out is a missing value (test_irregular.py has more).
         gap = _input.as_data(long.iloc[1:])
         self.assertEqual(int(np.isnan(gap.X).sum()), 1)
-        gap = _input.as_data(cols.iloc[1:])
+        gap = _input.as_data(cols.iloc[1:], feature_names=names)
         self.assertEqual(int(np.isnan(gap.X).sum()), d)
         with self.assertRaisesRegex(ValueError, r"^X: a DataFrame must be wide"):
             _input.as_data(pd.DataFrame({"a": [1.0]}))

@@ -203,8 +203,8 @@ class DataFrameInputTest(unittest.TestCase):
     def test_wide_missing_rows(self):
         import pandas as pd
         idx = pd.MultiIndex.from_tuples([("a", 0), ("a", 1), ("b", 0)], names=["instance", "time"])
-        wide = pd.DataFrame({"hr": [1.0, 2, 3], "bp": [4.0, nan, 6]}, index=idx)
-        np.testing.assert_array_equal(_input.as_data(wide).X, [[[1, 2], [4, nan]], [[3, nan], [6, nan]]])
+        wide = pd.DataFrame({"bp": [4.0, nan, 6], "hr": [1.0, 2, 3]}, index=idx)
+        np.testing.assert_array_equal(_input.as_data(wide).X, [[[4, nan], [1, 2]], [[6, nan], [3, nan]]])
         cols = wide.reset_index()
         np.testing.assert_array_equal(_input.as_data(cols).X, _input.as_data(wide).X)
 
