@@ -22,10 +22,13 @@ time in X's terms.
 method_table() lists the program's methods and their parameters, and
 method_doc(method) documents a method's keywords (numpydoc). Problem(dir) loads a synthetic problem written by ``tempora
 synth``, with its ground truth, predicts through ``tempora serve`` and
-scores explanations against the truth (evaluate). faithfulness(model, X,
-y, attributions) measures an explanation against the user's own model,
-without truth: deletion and insertion curves, comprehensiveness and
-sufficiency, and a global explanation's claimed cells. problems(suite=...)
+scores explanations against the truth (evaluate); its numpy_model() and
+torch_model() are the same model read from model.json (SynthModel), the
+module differentiable for tempora.gradients (integrated gradients,
+saliency). faithfulness(model, X, y, attributions) measures an explanation
+against the user's own model, without truth: deletion and insertion
+curves, comprehensiveness and sufficiency, and a global explanation's
+claimed cells. problems(suite=...)
 writes a suite's problems, and evaluate(problems, my_method) benchmarks a
 Python method against tempora's on them (a pandas DataFrame). serve(predict) makes a
 script a model program for ``tempora explain -model-cmd``; Client is the
@@ -45,11 +48,12 @@ from ._methods import Method, MethodTable, Param, method_table
 from ._problem import Problem, TruthFeature
 from ._protocol import Client, Predict, ProtocolError, claim_stdout, serve
 from ._scoring import Scores, feature_scores, top_features
+from ._synthmodel import SynthModel
+from . import gradients
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "BenchProblem", "Change", "Claimed", "Client", "Curve", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Faithfulness", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable",
-    "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "TemporaError", "TruthFeature", "WindowResult",
-    "as_array", "claim_stdout", "evaluate", "explain", "faithfulness", "feature_scores", "find_binary", "method_doc", "method_table", "problems", "serve", "top_features",
+    "Accounting", "BenchProblem", "Change", "Claimed", "Client", "Curve", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Faithfulness", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable", "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "SynthModel", "TemporaError", "TruthFeature", "WindowResult",
+    "as_array", "claim_stdout", "evaluate", "explain", "faithfulness", "feature_scores", "find_binary", "gradients", "method_doc", "method_table", "problems", "serve", "top_features",
 ]

@@ -44,7 +44,9 @@ class BenchProblem(_ModelServer):
         suite, params, model, seed: the problem's identity in records.
         calls, evaluations: model calls and instances predicted so far.
 
-    predict(batch) (also problem(batch)) evaluates the black-box model. The
+    predict(batch) (also problem(batch)) evaluates the black-box model;
+    numpy_model() and torch_model() are the same model as a NumPy function
+    and a differentiable PyTorch module, for gradient methods. The
     ground truth is not an attribute: truth() reads it, for analyses after
     the benchmark.
     """

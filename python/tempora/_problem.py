@@ -17,6 +17,7 @@ from ._explain import _own_flags
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
 from ._scoring import Scores, evaluate_problem
+from ._synthmodel import SynthModel
 
 
 _S = TypeVar("_S", bound="_ModelServer")
@@ -48,7 +49,8 @@ def truth_features(truth: Dict[str, Any]) -> List[TruthFeature]:
 class _ModelServer:
     """The model of a synthetic problem directory (self.path), served by a
     long-lived ``tempora serve -problem DIR`` process started on first use:
-    predict(batch) (also self(batch)), close(), a context manager."""
+    predict(batch) (also self(batch)), close(), a context manager; and
+    read from its model.json: numpy_model(), torch_model()."""
 
     path: str
     _binary: Optional[StrPath]
@@ -96,6 +98,19 @@ class _ModelServer:
                 raise TemporaError("tempora serve -problem %s: %s" % (self.path, exc)) from None
 
     __call__ = predict
+
+    def numpy_model(self) -> SynthModel:
+        """The problem's model as a NumPy function (a SynthModel, read from
+        its model.json): model(batch) equals predict(batch) to 1e-9 and
+        starts no program."""
+        return SynthModel.read(self.path)
+
+    def torch_model(self) -> Any:
+        """The problem's model as a torch.nn.Module computing in float64,
+        equal to predict to 1e-9 and differentiable in its input (for
+        integrated gradients or saliency: tempora.gradients). Needs
+        PyTorch."""
+        return SynthModel.read(self.path).torch()
 
     def _stop(self, kill: bool = False, timeout: float = 5.0) -> None:
         proc = self._proc
