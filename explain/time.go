@@ -24,7 +24,7 @@ const (
 // TIME is the Temporal Importance Model Explanation method of Sood and
 // Craven (see the package documentation). The zero value runs the
 // default tests (Tests: BesagCliffordTests, sequential p-values that stop
-// after a set number of hits, decision 25 of docs/decisions.md), with caps
+// after a set number of hits; docs/decisions.md, decision 25), with caps
 // that let each family make a single discovery, FDR level 0.1, window
 // localisation 0.99, up to 3 windows per feature, the task's default
 // loss, seed 0, one worker per available CPU and a flat hierarchy.
