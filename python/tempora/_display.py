@@ -23,6 +23,20 @@ FEATURE_COLUMNS = (
 )
 
 
+#: The columns of test outcomes: None (shown as pandas' NA) where nothing
+#: was tested, i.e. for a method without tests.
+OUTCOME_COLUMNS = ("important", "window_significant", "ordering_important", "window_ordering_important")
+
+
+def outcomes_nullable(df: Any) -> Any:
+    """df with each outcome column that holds None (not tested) as pandas'
+    nullable boolean dtype, NA where nothing was tested."""
+    for c in OUTCOME_COLUMNS:
+        if c in df.columns and df[c].isna().any():
+            df[c] = df[c].astype("boolean")
+    return df
+
+
 def _window_list(f: "Feature") -> str:
     """A feature's windows as the program's CSV writes them: "start-end"
     separated by ";", "*" after each significant one and "o" after each
@@ -37,7 +51,7 @@ def _boxes(f: "Feature") -> List[Tuple[Tuple[int, int], bool]]:
     if f.windows:
         return [(w.window, w.significant) for w in f.windows]
     if f.window is not None:
-        return [(f.window, f.window_significant)]
+        return [(f.window, bool(f.window_significant))]
     return []
 
 
@@ -65,6 +79,7 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
         df["window_start"] = df["window_start"].astype("Int64")
         df["window_end"] = df["window_end"].astype("Int64")
+        outcomes_nullable(df)
         if e.missing_rate is not None and len(e.missing_rate) == len(e.features):
             df.insert(len(df.columns) - 1, "missing_rate", e.missing_rate)
         return df
@@ -72,7 +87,7 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         rows = [_feature_row(g) for g in e.groups]
         df = pd.DataFrame(rows, columns=list(FEATURE_COLUMNS)).set_index("name")
         df.insert(1, "members", [[e.features[m].name for m in g.members] for g in e.groups])
-        return df.drop(columns=["index"])
+        return outcomes_nullable(df.drop(columns=["index"]))
     if kind == "cells":
         return cells_frame(e, e.cells, e.features)
     raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
@@ -91,7 +106,11 @@ def cells_frame(e: "Explanation", cells: "npt.NDArray[np.float64]", features: Se
         if f.window is not None:
             inwin[j, f.window[0]:f.window[1] + 1] = True
     df["in_window"] = inwin.reshape(-1)
-    df["important"] = np.repeat([f.important for f in features], l)
+    important = [f.important for f in features]
+    if any(v is None for v in important):  # not tested: NA
+        df["important"] = pd.array(np.repeat(np.array(important, dtype=object), l), dtype="boolean")
+    else:
+        df["important"] = np.repeat(np.array(important, dtype=bool), l)
     if e.alignment == "end":
         # End-aligned time: timestep L-1 is every sequence's last step.
         df["steps_before_end"] = np.tile(np.arange(l - 1, -1, -1), d)
@@ -200,6 +219,8 @@ def time_axis(e: "Explanation", ax: Any) -> None:
 
 
 def _fmt(v: Any) -> str:
+    if v is None:  # a test outcome where nothing was tested
+        return "untested"
     if isinstance(v, bool):
         return "yes" if v else ""
     if isinstance(v, float):
@@ -214,7 +235,10 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
     (important features first, then by score), at most limit rows (for a
     model with several outputs, the whole model's: _display_outputs adds
     the outputs' table)."""
-    tests = any(not math.isnan(f.p_value) for f in e.features)
+    # The method table says whether the method tests; an explanation read
+    # from JSON without the program does not know, and shows its tests
+    # when it has p-values.
+    tests = e.tests if e.tests is not None else any(not math.isnan(f.p_value) for f in e.features)
     order = sorted(e.features, key=lambda f: (not f.important, -abs(f.score), f.index))
     if tests:
         head = ["feature", "score", "p", "p (BH)", "important", "window", "window significant", "ordering",
@@ -239,7 +263,7 @@ def repr_html(e: "Explanation", limit: int = 30) -> str:
                    " (end-aligned)" if e.alignment == "end" else "",
                    "" if e.outputs is None else ", %d %s" % (len(e.outputs), html.escape(e.outputs.kind)),
                    "" if e.outputs is None else " to the whole model",
-                   html.escape(", ".join(e.important)) if tests else "(no tests)", a.model_calls,
+                   html.escape(", ".join(e.important)) if tests else "not tested (scores only)", a.model_calls,
                    a.instance_evaluations, a.runtime_seconds))
     # A warning repeated (one per output of a model with several) is shown once, with its count.
     counts: Dict[str, int] = {}
@@ -268,7 +292,7 @@ def _html_windows(f: "Feature", times: Optional[Sequence[Any]]) -> str:
     them."""
     ws = [(w.window, w.significant, w.ordering_important) for w in f.windows]
     if not ws and f.window is not None:
-        ws = [(f.window, f.window_significant, f.window_ordering_important)]
+        ws = [(f.window, bool(f.window_significant), bool(f.window_ordering_important))]
     parts = []
     for (a, b), sig, ordered in ws:
         s = "%d&ndash;%d" % (a, b)

@@ -74,6 +74,7 @@ def to_dataframe(e: "Explanation", kind: str) -> Any:
         for c in ("window_start", "window_end") + LAG_COLUMNS:
             df[c] = df[c].astype("Int64")
         df.insert(0, "output", pd.Categorical(which, categories=labels, ordered=True))
+        _display.outcomes_nullable(df)
         # The lag columns beside their timestep counterparts.
         order = list(df.columns)
         for c in reversed(LAG_COLUMNS):

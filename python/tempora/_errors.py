@@ -12,6 +12,7 @@ the wording of the program's message.
 """
 
 import math
+import re
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ._binary import ModelError, TemporaError
@@ -70,20 +71,35 @@ def _int(info: Mapping[str, Any], key: str) -> Optional[int]:
 
 
 def program_error(message: str, info: Optional[Dict[str, Any]], data: Optional[Data] = None,
-                  y_shape: Optional[Tuple[int, ...]] = None, outputs: Optional[Tuple[str, int]] = None) -> TemporaError:
+                  y_shape: Optional[Tuple[int, ...]] = None, outputs: Optional[Tuple[str, int]] = None,
+                  keywords: Optional[Mapping[str, str]] = None) -> TemporaError:
     """The exception for the program's failure: its one-line message and
     its error object (None if it sent none). With data (X as written for
     the program) and y_shape (the caller's y's shape), a data kind becomes a
     DataError in the caller's terms and a prediction error names the
     DataFrame's instance; a model kind is a ModelError; anything else a
     TemporaError with the program's message. outputs is (kind, K) for a
-    model with several outputs."""
+    model with several outputs. keywords maps the flags the caller's
+    keywords set to those keywords: a usage error (or any other that is
+    not the data's or the model's) names them as the caller wrote them
+    (alpha=1.5, not -alpha 1.5)."""
     kind = None if info is None else info.get("kind")
     if kind in MODEL_KINDS:
         return ModelError(_prediction_message(message, info, data) if info is not None else message, info=info)
     if info is not None and kind in ARGUMENTS and data is not None:
         return data_error(info, data, y_shape, outputs)
-    return TemporaError(message, info=info)
+    return TemporaError(keyword_message(message, keywords or {}), info=info)
+
+
+def keyword_message(message: str, keywords: Mapping[str, str]) -> str:
+    """message with each flag of keywords as its keyword: "-max-batch -1"
+    and "-max-batch=-1" become "max_batch=-1", a lone "-alpha"
+    "alpha=". The flags are the program's names, which stand for
+    themselves in its messages."""
+    if not keywords:
+        return message
+    names = "|".join(re.escape(n) for n in sorted(keywords, key=len, reverse=True))
+    return re.sub(r"(?<![\w-])-(%s)(?![\w-])[ =]?" % names, lambda mo: keywords[mo.group(1)] + "=", message)
 
 
 def _prediction_message(message: str, info: Dict[str, Any], data: Optional[Data]) -> str:

@@ -48,6 +48,17 @@ Duration = Union[float, "datetime.timedelta", str]
 _MIN_SHARED_BYTES = 64 << 20
 
 
+#: The flags explain sets for itself, spelt by no keyword of the caller's
+#: (the data files, the explanation's file, the protocol's descriptors).
+_INTERNAL_FLAGS = frozenset(("data", "targets", "json", "errors", "progress", "model-fd"))
+
+
+def keyword(flag: str) -> str:
+    """The Python keyword of a flag or parameter name: its dashes as
+    underscores (_methods.Param.keyword's rule)."""
+    return flag.replace("-", "_")
+
+
 def _own_flags(args: Sequence[str]) -> List[str]:
     """The flag names on a command line the package built."""
     return [a[1:].split("=", 1)[0] for a in args if a.startswith("-")]
@@ -234,10 +245,21 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         or ``predict`` (a scikit-learn estimator or pipeline) is called
         through it, and so is a bound ``model.predict_proba``, whose column
         for the positive class is found through the model's ``classes_``. A
+        fitted estimator whose ``n_features_in_`` is features x timesteps
+        is given each instance flattened, ``X.reshape(len(X), -1)`` of X
+        in its layout (feature-major for "ndl" and a DataFrame: column
+        ``j*L + t`` is feature j at timestep t; time-major for "nld"); one
+        whose ``n_features_in_`` is ``X.shape[1]`` (fitted on X's own 3-D
+        arrays) is given the batches as they are; another width is a
+        ValueError. A PyTorch module whose
+        first layer (LSTM/GRU/RNN ``input_size``, Conv1d ``in_channels``)
+        reads as many features as X has timesteps, and not as many as it
+        has features, is refused, naming layout=. A
         PyTorch module is called under ``torch.no_grad()`` with a tensor of
         its parameters' dtype and device and must output probabilities
         (wrap a logit model as ``nn.Sequential(model, nn.Sigmoid())``) and
-        be in evaluation mode (``model.eval()``; a warning says if not); a
+        be in evaluation mode (``model.eval()``; a warning says if a part
+        that depends on the mode, such as dropout, is not); a
         Keras-style model through ``predict(x, verbose=0)``. The batch is
         only valid during the call (it may be a view of shared memory), and
         predict must give each instance the same prediction whatever batch
@@ -286,7 +308,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         its index). For classification, labels of any type: 0/1 values are
         used as they are; otherwise the two distinct labels are sorted and
         the second is the positive class (``classes=`` chooses), so False <
-        True, 0 < 1 and "no" < "yes". With K ≥ 3 labels (or a
+        True, 0 < 1 and "no" < "yes". A missing label (NaN, None) is an
+        error, not a class. With K ≥ 3 labels (or a
         predict_proba of K ≥ 3 classes_) the model's outputs are classes:
         each label becomes its class's position in classes_ (or in
         ``classes=``, else in the sorted labels). For horizons and steps,
@@ -460,10 +483,12 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             raise ValueError("output_names= and output_anchors= apply to a model with several outputs (outputs=)")
         ya, labels = _input.as_targets(ya, task, Xa.shape[0], data.instances, classes)
     k = spec.k if spec is not None else 0
-    predict = _input.as_predict(predict, task, data.layout, labels, k)
-    if model_factory is not None and (data.layout != "ndl" or task == "classification" or spec is not None):
+    shape = (int(Xa.shape[1]), int(Xa.shape[2]))
+    predict = _input.as_predict(predict, task, data.layout, labels, k, shape, data.source)
+    if model_factory is not None:
         raw_factory = model_factory
-        model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels, k)
+        model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels, k, shape,
+                                          data.source)
     _output_option(options, target, spec)
     if isinstance(model_procs, bool) or not isinstance(model_procs, (int, np.integer)) or model_procs < 1:
         raise ValueError("model_procs must be a positive integer, got %r" % (model_procs,))
@@ -550,10 +575,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         failure = _Failure(data, np.shape(ya), {x_path: "X", y_path: "y", names_path or "\0": "feature_names",
                                                 h_path or "\0": "the hierarchy= file", json_path: "the explanation",
                                                 os.path.join(tmp, "output-names.json"): "output_names"},
-                           spec)
+                           spec, args)
         try:
             e = _run(args, guard, model_procs, shared_bytes, served, is_factory, ctx, verbose, json_path,
-                     out_path, failure, reporter, x_path, k)
+                     out_path, failure, reporter, x_path, k, m.tests)
         finally:
             reporter.close()
             guard.close()
@@ -592,10 +617,11 @@ def as_array(X: Any, *, layout: str = "ndl", feature_names: Optional[Sequence[st
     return out
 
 
-def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any, outputs: int = 0) -> Any:
+def _adapted_factory(factory: Callable[[], Any], task: str, layout: str, labels: Any, outputs: int = 0,
+                     shape: Optional[Tuple[int, int]] = None, source: str = "array") -> Any:
     """model_factory's model, adapted as explain adapts predict (a
     module-level function, so that the partial of it pickles)."""
-    return _input.as_predict(factory(), task, layout, labels, outputs)
+    return _input.as_predict(factory(), task, layout, labels, outputs, shape, source)
 
 
 def _output_option(options: Dict[str, Any], target: Any, spec: Optional[_outputs.Spec]) -> None:
@@ -668,12 +694,16 @@ class _Failure:
     temporary files by the arguments they hold."""
 
     def __init__(self, data: _input.Data, y_shape: Any, paths: Mapping[str, str],
-                 outputs: Optional[_outputs.Spec] = None) -> None:
+                 outputs: Optional[_outputs.Spec] = None, args: Sequence[str] = ()) -> None:
         self.data, self.y_shape, self.paths = data, tuple(y_shape), paths
         self.outputs = None if outputs is None else (outputs.kind, outputs.k)
+        # The flags on the command line that the caller's keywords set:
+        # every one but those the package sets for itself.
+        self.keywords = {name: keyword(name) for name in _own_flags(args) if name not in _INTERNAL_FLAGS}
 
     def error(self, message: str, info: Optional[Dict[str, Any]]) -> TemporaError:
-        return _errors.program_error(_renamed(message, self.paths), info, self.data, self.y_shape, self.outputs)
+        return _errors.program_error(_renamed(message, self.paths), info, self.data, self.y_shape, self.outputs,
+                                     self.keywords)
 
 
 def _renamed(msg: str, paths: Mapping[str, str]) -> str:
@@ -701,12 +731,13 @@ def _announce(outputs: int) -> Dict[str, Any]:
 def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: Optional[Callable[..., Any]],
          is_factory: bool, ctx: Optional[multiprocessing.context.BaseContext], verbose: bool, json_path: str,
          out_path: str, failure: _Failure, reporter: Optional[_progress.Progress] = None,
-         x_path: Optional[str] = None, outputs: int = 0) -> Explanation:
+         x_path: Optional[str] = None, outputs: int = 0, tests: Optional[bool] = None) -> Explanation:
     """Run the program args with n model connections (this process serves
     the first with predict). With x_path, the data file the program reads,
     each connection says in its hello that it holds that data from the
     start, so that the program does not send it back. outputs is the number
-    of outputs of a model with several (0 for one)."""
+    of outputs of a model with several (0 for one); tests whether the
+    method tests (the method table's), for the Explanation."""
     conns: List[_Connection] = []
     proc: Optional["subprocess.Popen[bytes]"] = None
     tail: Optional[StderrTail] = None
@@ -778,4 +809,4 @@ def _run(args: List[str], predict: Predict, n: int, shared_bytes: int, target: O
         doc = json.loads(f.read().decode("utf-8"))
     with open(out_path, "rb") as f:
         report = f.read().decode("utf-8", "replace")
-    return Explanation(doc, report=report)
+    return Explanation(doc, report=report, tests=tests)

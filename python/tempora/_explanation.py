@@ -3,7 +3,7 @@ JSON output (the format of ``tempora explain -json``)."""
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
@@ -70,13 +70,19 @@ class Feature:
     windows lists every window of the feature in time order (TIME; empty
     when none was searched or the method has none); the single-window
     fields repeat the one with the smallest adjusted p-value.
+
+    A method without tests (the program's method table says tests=False:
+    LIME, SAGE, PERM, OCC, TimeSHAP, ...) computes scores only: its
+    features have tested False and None for the outcomes of tests
+    (important, window_significant, ordering_important,
+    window_ordering_important), since nothing was tested.
     """
 
     index: int  # feature index, -1 for a group
     name: str
     members: Tuple[int, ...]  # the features of the node (one for a feature)
-    tested: bool  # False when a hierarchical test never reached the node
-    important: bool  # the importance test was rejected (FDR-controlled)
+    tested: bool  # False for a method without tests, and when a hierarchical test never reached the node
+    important: Optional[bool]  # the importance test was rejected (FDR-controlled); None: not tested
     score: float  # importance score (TIME: mean loss increase when permuted)
     p_value: float
     p_adjusted: float  # Benjamini-Hochberg adjusted p-value
@@ -84,25 +90,27 @@ class Feature:
     window_score: float
     window_p_value: float
     window_p_adjusted: float
-    window_significant: bool
+    window_significant: Optional[bool]
     ordering_p_value: float
     ordering_p_adjusted: float
-    ordering_important: bool  # the order of its values over the sequence matters
+    ordering_important: Optional[bool]  # the order of its values over the sequence matters
     window_ordering_p_value: float
-    window_ordering_important: bool  # the order within its window matters
+    window_ordering_important: Optional[bool]  # the order within its window matters
     windows: Tuple[WindowResult, ...] = ()  # every window, in time order
     future_p_value: float = NAN
     future_p_adjusted: float = NAN  # Benjamini-Hochberg, within the node's causal family
     reads_future: bool = False  # the output reads timesteps after its anchor
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Feature":
-        """The Feature of one entry of the program's JSON "features"."""
+    def from_json(cls, d: Mapping[str, Any], tests: bool = True) -> "Feature":
+        """The Feature of one entry of the program's JSON "features"; tests
+        is False for a method without tests (the method table's tests),
+        whose features are not tested: tested False, outcomes None."""
         window = d.get("window")
         members = d.get("members")
         if members is None:
             members = [d["index"]] if d["index"] >= 0 else []
-        return cls(
+        f = cls(
             index=int(d["index"]), name=d["name"], members=tuple(int(m) for m in members),
             tested=bool(d["tested"]), important=bool(d["important"]), score=float(d["score"]),
             p_value=_p(d.get("p_value")), p_adjusted=_p(d.get("p_adjusted")),
@@ -118,6 +126,10 @@ class Feature:
             future_p_value=_p(d.get("future_p_value")), future_p_adjusted=_p(d.get("future_p_adjusted")),
             reads_future=bool(d.get("reads_future", False)),
         )
+        if tests:
+            return f
+        return replace(f, tested=False, important=None, window_significant=None, ordering_important=None,
+                       window_ordering_important=None)
 
     @property
     def lag(self) -> Optional[Tuple[int, int]]:
@@ -218,7 +230,7 @@ class OutputResults(Sequence[OutputResult]):
             (Feature.reads_future says which).
     """
 
-    def __init__(self, doc: Mapping[str, Any], d: int, l: int) -> None:
+    def __init__(self, doc: Mapping[str, Any], d: int, l: int, tests: bool = True) -> None:
         self.kind: str = str(doc["kind"])
         self.names: List[str] = [str(n) for n in doc["names"]]
         anchors = doc.get("anchors")
@@ -231,8 +243,8 @@ class OutputResults(Sequence[OutputResult]):
             cells.setflags(write=False)
             outs.append(OutputResult(
                 index=k, name=str(o["name"]), anchor=None if self.anchors is None else self.anchors[k],
-                features=tuple(Feature.from_json(f) for f in o["features"]),
-                groups=tuple(Feature.from_json(g) for g in o.get("groups") or []), cells=cells))
+                features=tuple(Feature.from_json(f, tests) for f in o["features"]),
+                groups=tuple(Feature.from_json(g, tests) for g in o.get("groups") or []), cells=cells))
         self._outputs = outs
 
     @overload
@@ -320,6 +332,11 @@ class Explanation:
             asked to explain one output of several (output=, or target=):
             features, groups and cells are then that output's, and outputs
             is None; None for an explanation of the whole model.
+        tests: whether the method tests (the program's method table: TIME
+            does; LIME, SAGE, PERM, OCC, TimeSHAP compute scores only, and
+            their features then have tested False and important None);
+            None when not known (an Explanation made from JSON without
+            asking the program: the features are as the JSON has them).
         diagnostics: a Diagnostics (TIME): the model's mean loss against a
             constant prediction's, and about the smallest importance score
             its tests find (it shrinks like 1/sqrt(instances)); None for
@@ -331,14 +348,17 @@ class Explanation:
     from the DataFrame given to tempora.explain and are not part of it.
     """
 
-    def __init__(self, doc: Union[str, bytes, Mapping[str, Any]], report: str = "") -> None:
+    def __init__(self, doc: Union[str, bytes, Mapping[str, Any]], report: str = "",
+                 tests: Optional[bool] = None) -> None:
         if isinstance(doc, (str, bytes)):
             doc = json.loads(doc)
         assert isinstance(doc, Mapping)
         self._doc: Dict[str, Any] = dict(doc)
         self.method: str = doc["method"]
-        self.features = [Feature.from_json(f) for f in doc["features"]]
-        self.groups = [Feature.from_json(g) for g in doc.get("groups") or []]
+        self.tests: Optional[bool] = None if tests is None else bool(tests)
+        tested = tests is not False
+        self.features = [Feature.from_json(f, tested) for f in doc["features"]]
+        self.groups = [Feature.from_json(g, tested) for g in doc.get("groups") or []]
         d, l = int(doc["num_features"]), int(doc["num_timesteps"])
         cells = np.array(doc["cells"], dtype=np.float64).reshape(d, l)
         cells.setflags(write=False)
@@ -369,7 +389,7 @@ class Explanation:
         self.output: Optional[str] = None if doc.get("output") is None else str(doc["output"])
         self.outputs: Optional[OutputResults] = None
         if doc.get("outputs") is not None:
-            self.outputs = OutputResults(doc["outputs"], d, l)
+            self.outputs = OutputResults(doc["outputs"], d, l, tested)
 
     def _describe_data(self, times: Optional[List[Any]]) -> None:
         """Record a DataFrame's time values, which tempora.explain knows
@@ -387,7 +407,7 @@ class Explanation:
     @property
     def important(self) -> List[str]:
         """Names of the important features, in index order (empty for
-        methods without significance tests)."""
+        methods without tests, which test nothing: see tests)."""
         return [f.name for f in self.features if f.important]
 
     def feature(self, key: Union[int, str]) -> Feature:
@@ -405,9 +425,15 @@ class Explanation:
         return json.dumps(self._doc, indent=indent)
 
     @classmethod
-    def from_json(cls, text: Union[str, bytes]) -> "Explanation":
-        """Parse an explanation written by to_json or ``tempora explain -json``."""
-        return cls(json.loads(text))
+    def from_json(cls, text: Union[str, bytes], tests: Optional[bool] = None) -> "Explanation":
+        """Parse an explanation written by to_json or ``tempora explain -json``.
+        tests says whether its method tests (see tests); by default the
+        program's method table is asked (tempora.find_binary), and without
+        a program it stays unknown (None)."""
+        doc = json.loads(text)
+        if tests is None:
+            tests = _method_tests(str(doc.get("method", "")))
+        return cls(doc, tests=tests)
 
     def to_dataframe(self, kind: str = "features") -> Any:
         """The explanation as a pandas DataFrame.
@@ -515,4 +541,16 @@ class Explanation:
         elif self.output is not None:
             of = ", output %s" % self.output
         return "<Explanation %s: %d features x %d timesteps%s, important %s>" % (
-            self.method, self.num_features, self.num_timesteps, of, self.important)
+            self.method, self.num_features, self.num_timesteps, of,
+            "not tested" if self.tests is False else self.important)
+
+
+def _method_tests(method: str) -> Optional[bool]:
+    """Whether method tests, by the method table of the program
+    tempora.find_binary finds; None without a program or the method."""
+    from ._binary import TemporaError
+    from ._methods import method_table
+    try:
+        return method_table().lookup(method).tests
+    except (TemporaError, ValueError, OSError):
+        return None

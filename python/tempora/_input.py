@@ -20,6 +20,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from . import _stated
+
 #: The layouts of a NumPy X: "ndl" is (instances, features, timesteps),
 #: tempora's own; "nld" is (instances, timesteps, features), the layout of
 #: Keras and of PyTorch's batch-first recurrent layers.
@@ -638,12 +640,34 @@ class Adapted:
     outputs of a model with several (its answers are checked and shaped
     (m, outputs)), or 0 for a model with one output."""
 
-    def __init__(self, model: Any, kind: str, layout: str, task: str, positive: int, outputs: int = 0) -> None:
+    def __init__(self, model: Any, kind: str, layout: str, task: str, positive: int, outputs: int = 0,
+                 rows: str = "") -> None:
         self.model, self.kind, self.layout, self.task, self.positive = model, kind, layout, task, positive
         self.outputs = outputs
+        self.rows = rows  # how a model that states its row width takes batches (_stated.rows)
 
     def __call__(self, batch: "npt.NDArray[np.float64]") -> Any:
         x: Any = batch.transpose(0, 2, 1) if self.layout == "nld" else batch
+        if self.rows == _stated.FLAT:
+            x = x.reshape(len(x), -1)  # X.reshape(len(X), -1) in the caller's layout
+        if self.rows == _stated.ARRAYS:
+            try:
+                out = self._invoke(x)
+            except Exception as exc:
+                raise _stated.arrays_failed(_stated.row_width(self.model) or 0, x.shape, self.layout, exc) from exc
+        else:
+            out = self._invoke(x)
+        out = _to_numpy(out)
+        if self.outputs:
+            return shaped(out, len(batch), self.outputs)
+        if self.task == "classification":
+            a = np.asarray(out)
+            if a.ndim == 2 and a.shape[1] == 2:
+                return a[:, self.positive]
+        return out
+
+    def _invoke(self, x: Any) -> Any:
+        """The model's answer for the batch x, as it gives it."""
         if self.kind == "torch":
             import torch
             p = next(iter(self.model.parameters()), None)
@@ -662,13 +686,6 @@ class Adapted:
             out = self.model.predict(x)
         else:
             out = self.model(x)
-        out = _to_numpy(out)
-        if self.outputs:
-            return shaped(out, len(batch), self.outputs)
-        if self.task == "classification":
-            a = np.asarray(out)
-            if a.ndim == 2 and a.shape[1] == 2:
-                return a[:, self.positive]
         return out
 
 
@@ -702,32 +719,42 @@ def _positive_column(model: Any, labels: Optional[Tuple[Any, Any]]) -> int:
     return int(known.index(pos))
 
 
-def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, Any]], outputs: int = 0) -> Any:
+def as_predict(model: Any, task: str, layout: str, labels: Optional[Tuple[Any, Any]], outputs: int = 0,
+               shape: Optional[Tuple[int, int]] = None, source: str = "array") -> Any:
     """A predict function of the program's (m, D, L) batches for model: a
     function, a scikit-learn estimator or its bound predict/predict_proba, a
     PyTorch module, or a Keras-style model. outputs is the number of
-    outputs of a model with several, 0 for one output."""
+    outputs of a model with several, 0 for one output. shape is X's
+    (features, timesteps) and source its form (Data.source): where the
+    model states its input (_stated), X is checked against it, and an
+    estimator of rows of features × timesteps values is given each
+    instance flattened."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(model, torch.nn.Module):
-        if model.training:
+        if shape is not None:
+            _stated.check_layout(model, shape[0], shape[1], layout, source)
+        training = _stated.training_modules(model)
+        if training:
             warnings.warn("predict: the PyTorch module is in training mode, where dropout and batch normalisation "
-                          "make its predictions depend on the batch; call model.eval() before explaining it",
+                          "make its predictions depend on the batch; call model.eval() before explaining it (in "
+                          "training mode: %s)" % ", ".join(training[:5] + (["..."] if len(training) > 5 else [])),
                           RuntimeWarning, stacklevel=3)
         return Adapted(model, "torch", layout, task, 1, outputs)
     mod = type(model).__module__ or ""
     if mod.split(".")[0] in ("keras", "tensorflow", "tf_keras") and hasattr(model, "predict"):
         return Adapted(model, "keras", layout, task, 1, outputs)
+    rows = _stated.rows(model, shape[0], shape[1], layout, source) if shape is not None else ""
     if not callable(model):
         if task == "classification" and hasattr(model, "predict_proba"):
             positive = 1 if outputs else _positive_column(model, labels)
-            return Adapted(model, "predict_proba", layout, task, positive, outputs)
+            return Adapted(model, "predict_proba", layout, task, positive, outputs, rows)
         if hasattr(model, "predict"):
-            return Adapted(model, "predict", layout, task, 1, outputs)
+            return Adapted(model, "predict", layout, task, 1, outputs, rows)
         raise TypeError("predict must be a function of a batch, an object with predict_proba or predict "
                         "(scikit-learn, Keras) or a PyTorch module; got %s" % type(model).__name__)
     positive = 1
     if getattr(model, "__name__", "") == "predict_proba" and not outputs:
         positive = _positive_column(model, labels)
-    if layout == "ndl" and task == "regression" and not outputs:
+    if layout == "ndl" and task == "regression" and not outputs and not rows:
         return model  # called as is: the batch is already in the caller's layout
-    return Adapted(model, "call", layout, task, positive, outputs)
+    return Adapted(model, "call", layout, task, positive, outputs, rows)

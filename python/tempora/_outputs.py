@@ -16,6 +16,7 @@ convert or what is ambiguous.
 
 import json
 import os
+import sys
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -114,6 +115,8 @@ def targets(y: Any, task: str, data: Data, classes: Optional[Sequence[Any]], out
         anchors_of = None
     if ya.ndim == 1 or (ya.ndim == 2 and ya.shape[1] == 1 and outputs in (None, "classes")):
         ya = ya.reshape(-1)
+        if task == "classification" and outputs in (None, "classes"):
+            _no_missing_labels(ya, data)
         if outputs is None and task == "classification" and _class_count(model, classes, ya) >= 3:
             outputs = "classes"
         if outputs is None:
@@ -143,6 +146,35 @@ def targets(y: Any, task: str, data: Data, classes: Optional[Sequence[Any]], out
     if anchors is None and outputs == "steps" and anchors_of is not None:
         anchors = anchors_of
     return np.ascontiguousarray(ya, dtype=np.float64), Spec(outputs, k, names, anchors)
+
+
+def _missing(ya: "npt.NDArray[Any]") -> "npt.NDArray[np.bool_]":
+    """Where the labels ya are missing: NaN, None (and pandas' NA, NaT)."""
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        out: "npt.NDArray[np.bool_]" = np.asarray(pd.isna(ya), dtype=bool)
+        return out
+    if ya.dtype.kind in "fc":
+        nan: "npt.NDArray[np.bool_]" = np.isnan(ya)
+        return nan
+    if ya.dtype.kind != "O":
+        return np.zeros(ya.shape, dtype=bool)
+    return np.fromiter((v is None or (isinstance(v, float) and v != v) for v in ya.tolist()), dtype=bool,
+                       count=len(ya))
+
+
+def _no_missing_labels(ya: "npt.NDArray[Any]", data: Data) -> None:
+    """Refuse class labels with missing values: a missing label is not a
+    class, and a target may not be missing (one per instance; only the
+    targets of horizons and steps have NaN for no target)."""
+    miss = _missing(ya)
+    if not miss.any():
+        return
+    i = int(np.argmax(miss))
+    at = "instance %r" % (data.instances[i],) if data.instances is not None else "index (%d,)" % i
+    raise ValueError("y holds %d missing class labels (NaN or None; the first at %s): a missing label is not a class, "
+                     "and task='classification' needs a label for every instance. Leave those instances out of X "
+                     "and y (e.g. keep = ~np.isnan(y); X[keep], y[keep])" % (int(miss.sum()), at))
 
 
 def _class_count(model: Any, classes: Optional[Sequence[Any]], ya: "npt.NDArray[Any]") -> int:

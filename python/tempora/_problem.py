@@ -221,7 +221,7 @@ class Problem(_ModelServer):
             report = run(args + command_flags(table, m, options, _own_flags(args), "Problem.explain()"),
                          binary=self._binary, verbose=verbose)
             with open(json_path, "rb") as f:
-                return Explanation(f.read().decode("utf-8"), report=report)
+                return Explanation(f.read().decode("utf-8"), report=report, tests=m.tests)
 
     def evaluate(self, scores: Scores, method: Optional[str] = None, mode: Optional[str] = None) -> Dict[str, float]:
         """Score an explanation (or a features x timesteps matrix of cell

@@ -196,7 +196,7 @@ class ExplainTest(unittest.TestCase):
         with self.assertRaises(tempora.TemporaError) as cm:
             self.explain(alpha=2)
         self.assertNotIsInstance(cm.exception, tempora.ModelError)
-        self.assertIn("-alpha 2: want a float in (0, 1)", str(cm.exception))
+        self.assertIn("alpha=2: want a float in (0, 1)", str(cm.exception))  # the keyword, not -alpha
         with self.assertRaisesRegex(tempora.TemporaError, "not an executable"):
             self.explain(binary=os.path.join(HERE, "no-such-tempora"))
 

@@ -211,7 +211,7 @@ class MaxBatchTest(unittest.TestCase):
             d["accounting"]["runtime_seconds"] = 0
             d["accounting"]["model_calls"] = 0
         self.assertEqual(a, b)
-        with self.assertRaisesRegex(tempora.TemporaError, "max-batch"):
+        with self.assertRaisesRegex(tempora.TemporaError, r"max_batch=-1: want 0"):
             tempora.explain(_models.additive, X, y, task="regression", max_batch=-1)
 
 
