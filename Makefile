@@ -57,9 +57,9 @@ test-python: build
 # this architecture without Go: pip install out/wheel/tempora-*.whl. The tag
 # is py3-none-<platform>: a platform program, no Python extension. It needs
 # go on PATH (the build fails rather than make a wheel without the program).
-# python/build is removed first, so that nothing stale is packed. Measured:
-# about 5 s with Go's build cache warm, 4.5 min cold on the loaded 2-core
-# machine (the static build does not share make build's cache).
+# python/build is removed first, so that nothing stale is packed. Measured on
+# the 2-core machine at load 17: 35 s with Go's build cache warm, 4.5 min
+# cold (the static build does not share make build's cache).
 WHEELDIR := $(OUT)/wheel
 
 wheel:
@@ -73,7 +73,8 @@ wheel:
 # then pip install into a fresh virtual environment (Debian's NumPy through
 # --system-site-packages) on a PATH without go or tempora, TEMPORA unset,
 # and the README's example explained in one call (['1', '3', '6']).
-# Measured: 45 s for the test on the 2-core machine at load 17.
+# Measured on the 2-core machine at load 17: 49 s for the test, 1.5 min
+# with make wheel.
 test-wheel: wheel
 	cd python/tests && TEMPORA_WHEEL="$$(ls $(abspath $(WHEELDIR))/tempora-*.whl)" $(PYTHON) -m unittest -v test_wheel
 
