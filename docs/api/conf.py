@@ -41,7 +41,9 @@ from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.abspath(os.path.join(HERE, "..", "..", "python")))
+# TEMPORA_APIDOC_SRC names another directory holding a package tempora
+# (test_conf.py's fixtures).
+sys.path.insert(0, os.path.abspath(os.environ.get("TEMPORA_APIDOC_SRC") or os.path.join(HERE, "..", "..", "python")))
 
 import tempora  # noqa: E402 (from the source tree above)
 
