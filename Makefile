@@ -58,7 +58,7 @@ test-python: build
 # is py3-none-<platform>: a platform program, no Python extension. It needs
 # go on PATH (the build fails rather than make a wheel without the program).
 # python/build is removed first, so that nothing stale is packed. Measured on
-# the 2-core machine at loads 10 to 17: 25 to 45 s with Go's build cache
+# the 2-core machine at loads 14 to 17: 25 to 45 s with Go's build cache
 # warm, 4.5 min cold (the static build does not share make build's cache).
 WHEELDIR := $(OUT)/wheel
 
@@ -74,7 +74,7 @@ wheel:
 # --system-site-packages) on a PATH without go or tempora, TEMPORA unset,
 # and the README's example explained in one call (['1', '3', '6']).
 # Measured on the 2-core machine: 27 to 49 s for the test, 53 s to 1.5 min
-# with make wheel (loads 10 to 17).
+# with make wheel (loads 14 to 17).
 test-wheel: wheel
 	cd python/tests && TEMPORA_WHEEL="$$(ls $(abspath $(WHEELDIR))/tempora-*.whl)" $(PYTHON) -m unittest -v test_wheel
 
