@@ -9,6 +9,13 @@ build without Go, or from an sdist outside the repository, installs the
 package without the binary: tempora then finds the program through the
 TEMPORA environment variable or PATH (tempora.find_binary).
 
+The program is linked statically (CGO_ENABLED=0, -trimpath), so that a wheel
+built here (make wheel) runs on any Linux of the same architecture, with no
+Go and no C library of a given version. Such a wheel holds a platform
+program but no Python extension: it is tagged py3-none-<platform> (e.g.
+tempora-0.1.0-py3-none-linux_x86_64.whl), for every Python 3 on that
+platform, never "any".
+
 Set TEMPORA_BUILD_GO=0 to skip the Go build even when Go is present.
 """
 
@@ -20,6 +27,11 @@ import sys
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
+
+try:
+    from wheel.bdist_wheel import bdist_wheel
+except ImportError:  # no wheel package: pip install falls back to setup.py install
+    bdist_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -47,8 +59,9 @@ def _will_build() -> bool:
 
 
 class BuildPyWithBinary(build_py):
-    """build_py, then ``go build -o <build_lib>/tempora/bin/tempora
-    ./cmd/tempora`` in the repository."""
+    """build_py, then ``CGO_ENABLED=0 go build -trimpath -o
+    <build_lib>/tempora/bin/tempora ./cmd/tempora`` in the repository (a
+    static program)."""
 
     def run(self) -> None:
         super().run()
@@ -66,7 +79,8 @@ class BuildPyWithBinary(build_py):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         print("tempora: building the tempora program: %s build -o %s ./cmd/tempora (in %s)" % (go, out, root),
               file=sys.stderr)
-        subprocess.run([go, "build", "-o", out, "./cmd/tempora"], cwd=root, check=True)
+        env = dict(os.environ, CGO_ENABLED="0")
+        subprocess.run([go, "build", "-trimpath", "-o", out, "./cmd/tempora"], cwd=root, env=env, check=True)
 
 
 class BinaryDistribution(Distribution):
@@ -77,4 +91,25 @@ class BinaryDistribution(Distribution):
         return _will_build()
 
 
-setup(cmdclass={"build_py": BuildPyWithBinary}, distclass=BinaryDistribution)
+cmdclass = {"build_py": BuildPyWithBinary}
+
+if bdist_wheel is not None:
+    class BdistWheelPlatform(bdist_wheel):
+        """bdist_wheel tagged py3-none-<platform> when the wheel holds the
+        program: the program depends on the platform, not on the Python
+        version or ABI (there is no extension module)."""
+
+        def finalize_options(self) -> None:
+            super().finalize_options()
+            if _will_build():
+                self.root_is_pure = False
+
+        def get_tag(self) -> "tuple[str, str, str]":
+            python, abi, plat = super().get_tag()
+            if _will_build():
+                return "py3", "none", plat
+            return python, abi, plat
+
+    cmdclass["bdist_wheel"] = BdistWheelPlatform
+
+setup(cmdclass=cmdclass, distclass=BinaryDistribution)
