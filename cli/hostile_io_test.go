@@ -137,7 +137,13 @@ func TestLongLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		args := []string{"explain", "-data", x, "-targets", y, "-task", "regression", "-model-cmd", "false", c.flag, p}
+		files := map[string]string{"-data": x, "-targets": y, c.flag: p}
+		args := []string{"explain", "-task", "regression", "-model-cmd", "false"}
+		for _, flag := range []string{"-data", "-targets", "-feature-names"} {
+			if f, ok := files[flag]; ok {
+				args = append(args, flag, f)
+			}
+		}
 		err = runWithin(t, 5*time.Second, args...)
 		if want := p + ": line 1 is longer than 1 MiB"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s a line of %d bytes: error %v, want one containing %q", c.flag, c.size, err, want)
