@@ -1,8 +1,9 @@
 package builtins
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -171,17 +172,16 @@ func readHierarchy(path string, data *tempora.Dataset) (*explain.Hierarchy, erro
 	if data == nil {
 		return nil, fmt.Errorf("hierarchy %s: no data to name features", path)
 	}
-	r, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("hierarchy: %w", err)
-	}
-	defer r.Close()
 	names := make([]string, data.X.D)
 	for j := range names {
 		names[j] = data.Name(j)
 	}
-	h, err := explain.ParseHierarchy(r, names)
-	if err != nil {
+	h, err := explain.ReadHierarchyFile(path, names)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) && pe.Path == path:
+		return nil, fmt.Errorf("hierarchy: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("hierarchy %s: %w", path, err)
 	}
 	return h, nil

@@ -80,6 +80,17 @@ func badInputFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Files that are not regular files, and a line longer than the
+	// readers take (a sparse file of zeros).
+	if err := mkfifo("fifo.npy"); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Symlink("/dev/zero", "zero.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("long.csv", nil, 0o644); err != nil || os.Truncate("long.csv", 2<<20) != nil {
+		t.Fatal("long.csv:", err)
+	}
 }
 
 const (

@@ -156,6 +156,8 @@ func TestHostileProblemDirectory(t *testing.T) {
 			args []string
 		}{
 			{filepath.Join(prob, "data.npy"), []string{"explain", "-problem", prob}},
+			{filepath.Join(prob, "targets.npy"), []string{"explain", "-problem", prob}},
+			{filepath.Join(prob, "problem.json"), []string{"describe", prob}},
 			{filepath.Join(prob, "truth.json"), []string{"describe", prob}},
 			{filepath.Join(prob, "model.json"), []string{"explain", "-problem", prob}},
 			{filepath.Join(probs, "index.json"), []string{"evaluate", "-problems", probs, "-scores", "s.json", "-method", "X", "-out", filepath.Join(root, "ev")}},

@@ -66,8 +66,11 @@
 // Unix tools create files. A command refuses an output file that is one of
 // its input files under any name (os.SameFile), as cp refuses to copy a
 // file onto itself: "tempora explain -data x.npy -json x.npy" fails before
-// any work. Files of run and problem directories must be regular files
-// (docs/records.md).
+// any work. Only a regular file is ever replaced: an output that is a
+// character device or a named pipe (-json /dev/null) is written through,
+// and any other non-regular file is refused. Every input file must be a
+// regular file, read up to a limit (docs/bad-input.md, "Files tempora
+// reads and writes").
 //
 // # Your own method
 //

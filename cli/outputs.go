@@ -14,7 +14,9 @@ type namedFile struct{ flag, path string }
 // checkOutputs refuses output files that are one of the input files (by
 // os.SameFile, so another name or a link to the same file counts) or each
 // other: tempora never overwrites what it reads, as cp refuses to copy a
-// file onto itself. Files that do not exist yet are fine.
+// file onto itself. Files that do not exist yet are fine, and so is a
+// character device (-json /dev/null -csv /dev/null), which is written
+// through, never replaced (internal/atomicfile).
 func checkOutputs(cmd string, outputs, inputs []namedFile) error {
 	type seen struct {
 		namedFile
@@ -30,7 +32,7 @@ func checkOutputs(cmd string, outputs, inputs []namedFile) error {
 		}
 	}
 	for i, out := range outputs {
-		if out.path == "" {
+		if out.path == "" || isCharDevice(out.path) {
 			continue
 		}
 		for _, o := range outputs[:i] {
@@ -50,6 +52,12 @@ func checkOutputs(cmd string, outputs, inputs []namedFile) error {
 		ins = append(ins, seen{out, fi})
 	}
 	return nil
+}
+
+// isCharDevice says whether path is a character device (or a link to one).
+func isCharDevice(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // checkOutputs refuses -json and -csv files that explain reads (see

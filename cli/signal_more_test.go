@@ -4,7 +4,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,41 +57,6 @@ func startupTime(t *testing.T, path string) time.Duration {
 	return time.Since(start)
 }
 
-// blockedOnFIFO reports whether a thread of process pid waits in the open
-// of a named pipe that has no writer (the kernel's wait_for_partner): the
-// command then has set up its signal handling and is blocked where no
-// context reaches. Without /proc (or with wchan hidden) it falls back to
-// half a second after the first look.
-func blockedOnFIFO(pid int) bool {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return fallbackReady(pid)
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		switch w := string(b); {
-		case strings.Contains(w, "wait_for_partner"), strings.Contains(w, "fifo"):
-			return true
-		case w == "0", w == "":
-			// wchan hidden: fall back to time.
-			return fallbackReady(pid)
-		}
-	}
-	return false
-}
-
-var firstLook = map[int]time.Time{}
-
-func fallbackReady(pid int) bool {
-	if _, ok := firstLook[pid]; !ok {
-		firstLook[pid] = time.Now()
-	}
-	return time.Since(firstLook[pid]) > 500*time.Millisecond
-}
-
 // smallData writes a 20 × 2 × 4 data set and its targets into dir.
 func smallData(t *testing.T, dir string) (xPath, yPath string) {
 	t.Helper()
@@ -119,34 +83,6 @@ var stopSignals = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
 // stopLimit is how soon after a signal tempora must have exited: the 1.5 s
 // grace of the interruption watchdog plus room for a loaded machine.
 const stopLimit = 3500 * time.Millisecond
-
-// TestSignalBlockedRead interrupts explain while it is blocked opening a
-// named pipe with no writer (-data names a FIFO, which tempora reads from
-// as a user may mean it to): no context reaches that system call, and the
-// signal must still end tempora within two seconds (issue 24).
-func TestSignalBlockedRead(t *testing.T) {
-	bin := buildTempora(t)
-	for _, sig := range stopSignals {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			_, yPath := smallData(t, dir)
-			fifo := filepath.Join(dir, "fifo", "x.npy")
-			if err := os.Mkdir(filepath.Dir(fifo), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Skip("no FIFOs here:", err)
-			}
-			var stderr bytes.Buffer
-			cmd := exec.Command(bin, "explain", "-data", fifo, "-targets", yPath, "-task", "regression", "-model-cmd", "sleep 600", "-method", "perm")
-			cmd.Stderr = &stderr
-			signalWithin(t, cmd, &stderr, sig, func() bool { return blockedOnFIFO(cmd.Process.Pid) }, stopLimit)
-			if want := "tempora: explain did not stop within 1.5s of " + (interruptError{sig}).Error(); !strings.Contains(stderr.String(), want) {
-				t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-			}
-		})
-	}
-}
 
 // TestSignalModelCall interrupts explain while a model program that said
 // hello never answers a batch: tempora must stop it and exit promptly.

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/atomicfile"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Data files
@@ -100,14 +100,16 @@ func ReadDataCSV(path string, featureNames []string) (*tempora.Tensor, []string,
 const maxCellsPerLine = 64
 
 func readTensorCSVFile(path string, featureNames []string, missing bool) (*tempora.Tensor, []string, error) {
-	f, err := os.Open(path)
+	var (
+		x     *tempora.Tensor
+		names []string
+	)
+	err := readFile(path, safefile.FileSize, dataFile, func(r io.Reader) (err error) {
+		x, names, err = readTensorCSV(r, featureNames, missing)
+		return err
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("dataio: %w", err)
-	}
-	defer f.Close()
-	x, names, err := readTensorCSV(f, featureNames, missing)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dataio: %s: %w", path, err)
+		return nil, nil, err
 	}
 	return x, names, nil
 }
@@ -436,14 +438,13 @@ func writeTensorCSV(w io.Writer, x *tempora.Tensor, featureNames []string) error
 // the file and line for a blank line inside the data, a line with more than
 // one field, a non-numeric or non-finite value, or a file without values.
 func ReadVectorCSV(path string) ([]float64, error) {
-	f, err := os.Open(path)
+	var v []float64
+	err := readFile(path, safefile.FileSize, dataFile, func(r io.Reader) (err error) {
+		v, err = readVectorCSV(r)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("dataio: %w", err)
-	}
-	defer f.Close()
-	v, err := readVectorCSV(f)
-	if err != nil {
-		return nil, fmt.Errorf("dataio: %s: %w", path, err)
+		return nil, err
 	}
 	return v, nil
 }
@@ -501,7 +502,7 @@ func writeVectorCSV(w io.Writer, v []float64) error {
 // byte-order mark) trimmed and trailing blank lines dropped.
 func readLines(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	sc.Buffer(make([]byte, 0, 1<<16), safefile.LineLimit)
 	var lines []string
 	for sc.Scan() {
 		s := sc.Text()
@@ -510,7 +511,9 @@ func readLines(r io.Reader) ([]string, error) {
 		}
 		lines = append(lines, strings.TrimSpace(s))
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d is longer than %s", len(lines)+1, safefile.Size(safefile.LineLimit))
+	} else if err != nil {
 		return nil, err
 	}
 	for len(lines) > 0 && lines[len(lines)-1] == "" {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode"
 
@@ -66,16 +65,12 @@ func ReadFeatureNames(path string) ([]string, error) {
 
 // readNamesFile reads the names of list from a text file, one per line.
 func readNamesFile(path string, list nameList) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataio: %w", err)
-	}
-	defer f.Close()
-	names, err := readNames(f, list)
-	if err != nil {
-		return nil, fmt.Errorf("dataio: %s: %w", path, err)
-	}
-	return names, nil
+	var names []string
+	err := readFile(path, safefile.NamesLimit, "a "+list.noun+" names file", func(r io.Reader) (err error) {
+		names, err = readNames(r, list)
+		return err
+	})
+	return names, err
 }
 
 func readFeatureNames(r io.Reader) ([]string, error) { return readNames(r, featureList) }
@@ -128,10 +123,6 @@ func checkNameOf(s, noun string) error {
 	return nil
 }
 
-// maxNamesJSON bounds the size of a JSON names file (a million names of
-// 64 bytes), so that a wrong file fails before it is read whole.
-const maxNamesJSON = 64 << 20
-
 // ReadFeatureNamesJSON reads feature names from a JSON file holding one
 // array of strings, ["hr", "bp"], under the rules of ReadFeatureNames
 // (positions, not lines, locate a name in its errors).
@@ -141,7 +132,7 @@ func ReadFeatureNamesJSON(path string) ([]string, error) {
 
 // readNamesJSONFile reads the names of list from a JSON array of strings.
 func readNamesJSONFile(path string, list nameList) ([]string, error) {
-	b, err := safefile.ReadFile(path, maxNamesJSON, list.noun+" names file")
+	b, err := safefile.ReadFile(path, safefile.NamesLimit, "a "+list.noun+" names file")
 	if err != nil {
 		return nil, fmt.Errorf("dataio: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/tempora-dev/tempora"
@@ -12,6 +11,7 @@ import (
 	"github.com/tempora-dev/tempora/internal/errmsg"
 	"github.com/tempora-dev/tempora/internal/finite"
 	"github.com/tempora-dev/tempora/internal/npy"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // readTensorNPY reads a rank-3 .npy file as a tensor, unchecked.
@@ -166,7 +166,7 @@ func countNonFinite(s []float64) int {
 }
 
 func readNPY(path string) (*npy.Array, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataio: %w", err)
 	}

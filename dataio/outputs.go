@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Targets of a model with several outputs
@@ -128,14 +128,16 @@ var targetColumns = [3]string{"instance", "output", "value"}
 // long CSV file (see above): long when its header names the columns of
 // targetColumns.
 func readOutputTargetsCSV(path string, names []string) ([]float64, int, []string, error) {
-	f, err := os.Open(path)
+	var (
+		y []float64
+		k int
+	)
+	err := readFile(path, safefile.FileSize, dataFile, func(r io.Reader) (err error) {
+		y, k, names, err = readOutputTargetsFrom(r, names)
+		return err
+	})
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("dataio: %w", err)
-	}
-	defer f.Close()
-	y, k, names, err := readOutputTargetsFrom(f, names)
-	if err != nil {
-		return nil, 0, nil, fmt.Errorf("dataio: %s: %w", path, err)
+		return nil, 0, nil, err
 	}
 	return y, k, names, nil
 }

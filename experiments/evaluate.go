@@ -10,6 +10,7 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/npy"
+	"github.com/tempora-dev/tempora/internal/safefile"
 	"github.com/tempora-dev/tempora/internal/scorefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
@@ -63,7 +64,7 @@ func withFeatures(e *tempora.Explanation) *tempora.Explanation {
 // tensor of n·K rows (row i·K + k: instance i's of output k) and K (1 for
 // a 3-D array).
 func readAttributions(path string) (*tempora.Tensor, int, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("experiments: attributions: %w", err)
 	}

@@ -278,6 +278,11 @@ func publish(tmp, out string, outExists bool) error {
 	if !outExists {
 		return os.Rename(tmp, out)
 	}
+	for _, f := range []string{"manifest.json", "bench.txt"} {
+		if err := atomicfile.Replaceable(filepath.Join(out, f)); err != nil {
+			return err
+		}
+	}
 	outRec, tmpRec := filepath.Join(out, "records"), filepath.Join(tmp, "records")
 	oldRec := filepath.Join(tmp, "records.old")
 	hadRecords := true

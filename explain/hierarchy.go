@@ -3,13 +3,16 @@ package explain
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // Hierarchy is a user's tree of feature groups. TIME tests the top-level
@@ -113,6 +116,25 @@ type jsonGroup struct {
 	Children []jsonGroup       `json:"children"`
 }
 
+// ReadHierarchyFile reads a hierarchy (see ParseHierarchy) from the file
+// path, which must be a regular file (see package safefile: a named pipe
+// or a device is refused at once) of at most safefile.HierarchyLimit bytes.
+// An error opening or reading the file is an *fs.PathError naming path;
+// any other is ParseHierarchy's.
+func ReadHierarchyFile(path string, featureNames []string) (*Hierarchy, error) {
+	r, err := safefile.OpenLimited(path, safefile.HierarchyLimit, "a hierarchy file")
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	h, err := ParseHierarchy(r, featureNames)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return nil, pe
+	}
+	return h, err
+}
+
 // ParseHierarchy reads a feature hierarchy in JSON. The document is either
 // one group object, which becomes the only top-level group (so the user's
 // root is itself tested, as a family of one), or an array of group objects,
@@ -133,11 +155,15 @@ type jsonGroup struct {
 //
 // ParseHierarchy returns an error for malformed JSON, unknown fields, a
 // group without a name or without features and children, a repeated group
-// name, an unknown feature, or a feature listed twice.
+// name, an unknown feature, or a feature listed twice, and reads at most
+// safefile.HierarchyLimit bytes of r.
 func ParseHierarchy(r io.Reader, featureNames []string) (*Hierarchy, error) {
-	b, err := io.ReadAll(r)
+	b, err := io.ReadAll(io.LimitReader(r, safefile.HierarchyLimit+1))
 	if err != nil {
 		return nil, fmt.Errorf("explain: reading hierarchy: %w", err)
+	}
+	if len(b) > safefile.HierarchyLimit {
+		return nil, fmt.Errorf("explain: hierarchy of more than %s", safefile.Size(safefile.HierarchyLimit))
 	}
 	b = bytes.TrimSpace(b)
 	var top []jsonGroup

@@ -6,6 +6,16 @@
 // A new file gets the permissions careful Unix tools give one, 0666 less
 // the process's umask (0644 under the usual umask 022, 0600 under 077).
 // Errors name the destination, never the temporary file.
+//
+// Only a regular file is ever replaced. A destination that is a character
+// device or a named pipe (-json /dev/null, -csv /dev/stdout, a pipe of
+// the shell's <(…) or >(…)) is written through, as a shell's redirection
+// would: opened without creating or renaming anything, without blocking
+// (a pipe that no process reads is refused at once), and written in
+// place, so a failure may leave part of the content written. Any other
+// destination (a directory, a block device, a socket) is refused, saying
+// what it is. A symbolic link is followed: the file it names is replaced
+// or written through, and the link stays.
 package atomicfile
 
 import (
@@ -18,6 +28,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/tempora-dev/tempora/internal/safefile"
 )
 
 // seq numbers the temporary files of this process.
@@ -64,12 +76,16 @@ func Write(path string, fill func(w io.Writer) error) error {
 // fill returns skips the sync and the rename. path is then left untouched
 // and the temporary file removed.
 func WriteContext(ctx context.Context, path string, fill func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
+	target, mode, err := destination(path)
+	if err != nil {
+		return err
+	}
+	if mode&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0 {
+		return writeThrough(ctx, path, mode&fs.ModeNamedPipe != 0, fill)
+	}
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
 	}
 	f, err := create(dir, base)
 	if err != nil {
@@ -102,10 +118,105 @@ func WriteContext(ctx context.Context, path string, fill func(w io.Writer) error
 	if err = f.Close(); err != nil {
 		return pathError("close", path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = os.Rename(tmp, target); err != nil {
 		return pathError("write", path, err)
 	}
 	return nil
+}
+
+// destination returns the file a write to path replaces (path, or the file
+// a symbolic link path names) and its mode (0 if it does not exist, with
+// ModeNamedPipe or ModeCharDevice if it is written in place), or an error
+// if it is any other kind of file.
+func destination(path string) (target string, mode fs.FileMode, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, 0, nil
+	}
+	if err != nil {
+		return "", 0, pathError("write", path, err)
+	}
+	target = path
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); errors.Is(err, fs.ErrNotExist) {
+			// A dangling link: write the file it names, as a shell would.
+			if target, err = os.Readlink(path); err == nil && !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(path), target)
+			}
+			if err == nil {
+				if _, err = os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
+					return target, 0, nil
+				}
+				err = errors.New("is a symbolic link to a symbolic link to no file")
+			}
+		}
+		if err != nil {
+			return "", 0, pathError("write", path, err)
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return "", 0, pathError("write", path, err)
+		}
+	}
+	switch m := fi.Mode(); {
+	case m.IsRegular(), m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+		return target, m, nil
+	}
+	return "", 0, &fs.PathError{Op: "write", Path: path, Err: notWritable{fi.Mode()}}
+}
+
+// Replaceable returns nil if a rename may put a file at path: nothing is
+// there, or a regular file (not a link to one). Otherwise it returns an
+// error saying what is there ("rename PATH: is a character device: …"),
+// for callers that build files elsewhere and rename them into place.
+func Replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return pathError("rename", path, err)
+	case !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "rename", Path: path, Err: notReplaceable{fi.Mode()}}
+	}
+	return nil
+}
+
+// notReplaceable says what a file is that a rename would replace.
+type notReplaceable struct{ mode fs.FileMode }
+
+func (e notReplaceable) Error() string {
+	return "is " + safefile.Kind(e.mode) + ", not a regular file: tempora replaces only regular files"
+}
+
+// notWritable says what a destination is that is neither replaced nor
+// written through.
+type notWritable struct{ mode fs.FileMode }
+
+func (e notWritable) Error() string {
+	return "is " + safefile.Kind(e.mode) + ": tempora writes only regular files, character devices and named pipes"
+}
+
+// writeThrough writes fill's content into the character device or named
+// pipe path, opened without blocking: a pipe without a reader is refused
+// ("no process reads it").
+func writeThrough(ctx context.Context, path string, pipe bool, fill func(w io.Writer) error) (err error) {
+	f, err := openThrough(path, pipe)
+	if err != nil {
+		return pathError("open", path, err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = pathError("close", path, cerr)
+		}
+	}()
+	var w io.Writer = f
+	if ctx.Done() != nil {
+		w = ctxWriter{ctx, f}
+	}
+	if err = fill(w); err == nil {
+		err = ctx.Err()
+	}
+	return err
 }
 
 // ctxWriter writes to w until ctx is done, then fails with ctx's error.

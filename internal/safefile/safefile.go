@@ -1,8 +1,10 @@
-// Package safefile reads the files of run and problem directories, which
-// tempora does not control, without letting their contents crash or hang it:
-// a file is opened without blocking (a named pipe opens at once instead of
-// waiting for a writer), must be a regular file (a symbolic link to one is
-// followed), and is read up to a limit suited to its kind, so a link to
+// Package safefile reads the files tempora is given (data, targets, masks,
+// names, hierarchies, scores, attributions, and the files of run and
+// problem directories), which it does not control, without letting their
+// contents crash or hang it: a file is opened without blocking (a named
+// pipe opens at once instead of waiting for a writer), must be a regular
+// file (a symbolic link to one is followed), and is read up to a limit
+// suited to its kind (a data file: its size when opened), so a link to
 // /dev/zero, a pipe, a device, a socket, a directory or a huge (possibly
 // sparse) file each give one clear error naming the user's path.
 package safefile
@@ -15,10 +17,10 @@ import (
 	"os"
 )
 
-// Limits on the size of the files tempora reads from run and problem
-// directories. They are far above what tempora writes (a record of a
-// 1000-feature × 100-timestep explanation is a few MB), and low enough that
-// reading one file never exhausts a machine's memory.
+// Limits on the size of the files tempora reads. They are far above what
+// tempora writes (a record of a 1000-feature × 100-timestep explanation is
+// a few MB) or a user writes by hand, and low enough that reading one file
+// never exhausts a machine's memory. Data files have none but their size.
 const (
 	// RecordLimit bounds a record file (record.Read).
 	RecordLimit = 256 << 20
@@ -30,6 +32,19 @@ const (
 	// JSONLimit bounds a problem's small JSON files (problem.json,
 	// model.json, truth.json).
 	JSONLimit = 64 << 20
+	// NamesLimit bounds a file of feature or output names (text or
+	// JSON): a million names of 64 bytes.
+	NamesLimit = 64 << 20
+	// HierarchyLimit bounds TIME's hierarchy file (-hierarchy).
+	HierarchyLimit = 64 << 20
+	// LineLimit bounds one line of a text file read line by line (names,
+	// targets, long-format CSV).
+	LineLimit = 1 << 20
+	// FileSize as a limit reads a data file (a tensor, targets, a mask,
+	// attributions: .npy or CSV) up to its size when opened: data may be
+	// as large as memory allows, which the readers check against what
+	// the file announces; being a regular file is what bounds it.
+	FileSize = -1
 )
 
 // ErrNotRegular is the cause of an error about a file that is not a regular
@@ -103,30 +118,17 @@ func Kind(m fs.FileMode) string {
 // wrapping ErrTooLarge. The size is checked before reading and again while
 // reading, so a file that grows meanwhile is still cut off at the limit.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
-	f, err := Open(path)
+	r, err := OpenLimited(path, limit, what)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	tooLarge := func(n int64, more string) error {
-		return &fs.PathError{Op: "read", Path: path, Err: tooLargeError{fmt.Sprintf("%d%s bytes, more than the %s %s may have", n, more, Size(limit), what)}}
-	}
-	if fi.Size() > limit {
-		return nil, tooLarge(fi.Size(), "")
-	}
-	b := make([]byte, 0, fi.Size()+1)
+	defer r.Close()
+	b := make([]byte, 0, r.size+1)
 	for {
-		if int64(len(b)) > limit {
-			return nil, tooLarge(limit, " or more")
-		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := f.Read(b[len(b):min(int64(cap(b)), limit+1)])
+		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			return b, nil
@@ -136,6 +138,68 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 		}
 	}
 }
+
+// Reader reads a regular file up to a limit; see OpenLimited.
+type Reader struct {
+	f          *os.File
+	path, what string
+	size       int64 // when opened
+	limit, n   int64 // bytes allowed, bytes read
+	sized      bool  // limit is the size when opened (FileSize)
+}
+
+// OpenLimited opens the regular file path as Open does and returns a
+// reader of at most limit bytes of it: a file larger than limit is refused
+// at once, and one that grows past it while being read fails there, with
+// the error ReadFile gives. A limit of FileSize reads the file up to its
+// size when opened, and fails if it grows meanwhile.
+func OpenLimited(path string, limit int64, what string) (*Reader, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r := &Reader{f: f, path: path, what: what, size: fi.Size(), limit: limit}
+	if limit == FileSize {
+		r.limit, r.sized = fi.Size(), true
+	} else if fi.Size() > limit {
+		f.Close()
+		return nil, r.tooLarge(fi.Size(), "")
+	}
+	return r, nil
+}
+
+func (r *Reader) tooLarge(n int64, more string) error {
+	msg := fmt.Sprintf("%d%s bytes, more than the %s %s may have", n, more, Size(r.limit), r.what)
+	if r.sized {
+		msg = fmt.Sprintf("%s grew past its %d bytes while being read", r.what, r.size)
+	}
+	return &fs.PathError{Op: "read", Path: r.path, Err: tooLargeError{msg}}
+}
+
+// Read reads from the file, failing with ErrTooLarge once it has more than
+// the limit.
+func (r *Reader) Read(b []byte) (int, error) {
+	if r.n > r.limit {
+		return 0, r.tooLarge(r.limit, " or more")
+	}
+	if room := r.limit - r.n + 1; int64(len(b)) > room {
+		b = b[:room]
+	}
+	n, err := r.f.Read(b)
+	r.n += int64(n)
+	if r.n > r.limit {
+		return n - int(r.n-r.limit), r.tooLarge(r.limit, " or more")
+	}
+	return n, err
+}
+
+// Close closes the file.
+func (r *Reader) Close() error { return r.f.Close() }
 
 type tooLargeError struct{ msg string }
 

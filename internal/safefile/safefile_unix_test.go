@@ -4,6 +4,7 @@ package safefile
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -81,5 +82,40 @@ func TestReadFile(t *testing.T) {
 	}
 	if !strings.Contains(Size(256<<20), "256 MiB") || Size(1000) != "1000 bytes" {
 		t.Errorf("Size: %s, %s", Size(256<<20), Size(1000))
+	}
+}
+
+// TestOpenLimitedFileSize reads a data file (limit FileSize): up to its
+// size when opened, failing if it grows meanwhile; and a pipe or device is
+// refused at once, as by ReadFile.
+func TestOpenLimitedFileSize(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "data")
+	os.WriteFile(p, []byte("0123456789"), 0o644)
+	r, err := OpenLimited(p, FileSize, "a data file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || string(b) != "0123456789" {
+		t.Errorf("read %q, %v", b, err)
+	}
+	r, err = OpenLimited(p, FileSize, "a data file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte("more"))
+	f.Close()
+	b, err = io.ReadAll(r)
+	r.Close()
+	if want := "read " + p + ": a data file grew past its 10 bytes while being read"; err == nil || err.Error() != want || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a file grown while read: %q, %v; want %q", b, err, want)
+	}
+	zero := filepath.Join(dir, "zero")
+	os.Symlink("/dev/zero", zero)
+	if _, err := OpenLimited(zero, FileSize, "a data file"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenLimited(link to /dev/zero): %v", err)
 	}
 }

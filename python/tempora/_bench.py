@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._binary import StrPath, run
+from ._files import load_npy, npy_bytes, read_json, write_atomic
 from ._problem import TruthFeature, _ModelServer, truth_features
 
 if TYPE_CHECKING:
@@ -59,8 +60,8 @@ class BenchProblem(_ModelServer):
         self.model: int = int(entry["model"])
         self.seed: int = int(entry["seed"])
         self.task: str = str(entry["task"])
-        self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
-        self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
+        self.X: "npt.NDArray[np.float64]" = load_npy(os.path.join(self.path, "data.npy"))
+        self.y: "npt.NDArray[np.float64]" = load_npy(os.path.join(self.path, "targets.npy"))
         if self.X.shape != (entry["instances"], entry["features"], entry["timesteps"]):
             raise ValueError("%s: data of shape %s, the index says %s" % (
                 self.path, self.X.shape, (entry["instances"], entry["features"], entry["timesteps"])))
@@ -82,8 +83,7 @@ class BenchProblem(_ModelServer):
     def truth(self) -> List[TruthFeature]:
         """The problem's ground truth (its truth.json), one TruthFeature per
         feature. A method under test must not call it."""
-        with open(os.path.join(self.path, "truth.json"), encoding="utf-8") as f:
-            return truth_features(json.load(f))
+        return truth_features(read_json(os.path.join(self.path, "truth.json"), "a truth file"))
 
     def __repr__(self) -> str:
         setting = ",".join("%s=%s" % kv for kv in self.params.items())
@@ -109,8 +109,8 @@ class ProblemSet(Sequence[BenchProblem]):
     def __init__(self, dir: StrPath, binary: Optional[StrPath] = None, grid: Optional[str] = None) -> None:
         self.dir = os.fspath(dir)
         self._binary = binary
-        with open(os.path.join(self.dir, "problems", "index.json"), encoding="utf-8") as f:
-            self.problem_index: Dict[str, Any] = json.load(f)
+        self.problem_index: Dict[str, Any] = read_json(os.path.join(self.dir, "problems", "index.json"),
+                                                       "a problem index")
         self.suite: str = self.problem_index["suite"]
         self.quick: bool = bool(self.problem_index["quick"])
         self.seed: int = int(self.problem_index["seed"])
@@ -188,7 +188,7 @@ class ProblemSet(Sequence[BenchProblem]):
                 # The whole model's cells: the mean magnitude over the
                 # instances (and outputs); the program scores the rest.
                 cells = np.abs(a).mean(axis=tuple(range(a.ndim - 2)))
-                np.save(os.path.join(p.path, attr_name), a)
+                write_atomic(os.path.join(p.path, attr_name), npy_bytes(a))
                 kinds.add(3)
             elif a.shape == (d, l):
                 cells = a
@@ -199,8 +199,8 @@ class ProblemSet(Sequence[BenchProblem]):
                                  % (p, a.shape, (d, l), p.X.shape[0]))
             if not np.all(np.isfinite(a)):
                 raise ValueError("%r: the output has non-finite values" % (p,))
-            with open(os.path.join(p.path, scores_name), "w", encoding="utf-8") as f:
-                json.dump({"cells": cells.tolist(), "accounting": acc}, f)
+            write_atomic(os.path.join(p.path, scores_name),
+                         json.dumps({"cells": cells.tolist(), "accounting": acc}).encode("utf-8"))
         if len(kinds) > 1:
             raise ValueError("the outputs mix cell scores and per-instance attributions")
         runs = os.path.join(self.dir, "runs")

@@ -1,6 +1,5 @@
 """tempora.Problem: a synthetic problem written by ``tempora synth``."""
 
-import json
 import os
 import subprocess
 import tempfile
@@ -15,6 +14,7 @@ from . import _protocol
 from ._binary import StderrTail, StrPath, TemporaError, find_binary, run
 from ._explain import _own_flags
 from ._explanation import Explanation
+from ._files import load_npy, read_json
 from ._methods import command_flags, method_table
 from ._scoring import Scores, evaluate_problem
 from ._synthmodel import SynthModel
@@ -180,8 +180,7 @@ class Problem(_ModelServer):
         def load_json(name: str) -> Any:
             p = os.path.join(self.path, name)
             try:
-                with open(p, encoding="utf-8") as f:
-                    return json.load(f)
+                return read_json(p, "a problem's JSON file")
             except FileNotFoundError:
                 raise FileNotFoundError("%s: not a synthetic problem directory (no %s; see tempora synth)"
                                         % (self.path, name)) from None
@@ -191,8 +190,8 @@ class Problem(_ModelServer):
         self.config: Dict[str, Any] = self.info.get("config", {})
         self.seed: Optional[int] = self.info.get("seed")
         self.task: str = truth["task"]
-        self.X: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "data.npy"))
-        self.y: "npt.NDArray[np.float64]" = np.load(os.path.join(self.path, "targets.npy"))
+        self.X: "npt.NDArray[np.float64]" = load_npy(os.path.join(self.path, "data.npy"))
+        self.y: "npt.NDArray[np.float64]" = load_npy(os.path.join(self.path, "targets.npy"))
         self.truth = truth_features(truth)
         if self.X.ndim != 3 or self.X.shape[1] != len(self.truth) or self.y.shape[:1] != (self.X.shape[0],) \
                 or self.y.ndim > 2:
