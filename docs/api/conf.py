@@ -190,6 +190,13 @@ def check_public_api(app: Sphinx) -> None:
                 logger.warning("tempora.%s (in tempora.__all__) has no docstring", name)
             if inspect.isclass(obj):
                 members.extend(_members_without_doc(obj))
+        elif inspect.ismodule(obj):
+            if not (obj.__doc__ or "").strip():
+                logger.warning("tempora.%s (in tempora.__all__) is a module without a docstring", name)
+            for attr in getattr(obj, "__all__", []):
+                value = getattr(obj, attr)
+                if (inspect.isclass(value) or inspect.isroutine(value)) and not _own_doc(value).strip():
+                    logger.warning("tempora.%s.%s has no docstring", name, attr)
         elif name in aliases:
             obj.__doc__ = "\n".join(aliases[name]).strip() + "\n"
         else:
@@ -203,7 +210,13 @@ def _aliases() -> List[str]:
     """The names of tempora.__all__ that are neither classes nor routines:
     the type aliases."""
     return [n for n in tempora.__all__ if not (inspect.isclass(getattr(tempora, n)) or
-                                               inspect.isroutine(getattr(tempora, n)))]
+                                               inspect.isroutine(getattr(tempora, n)) or
+                                               inspect.ismodule(getattr(tempora, n)))]
+
+
+def _modules() -> List[str]:
+    """The names of tempora.__all__ that are submodules (tempora.gradients)."""
+    return [n for n in tempora.__all__ if inspect.ismodule(getattr(tempora, n))]
 
 
 def add_aliases(app: Sphinx, docname: str, source: List[str]) -> None:
@@ -211,6 +224,9 @@ def add_aliases(app: Sphinx, docname: str, source: List[str]) -> None:
     imported into tempora/__init__.py from the package's modules."""
     if docname != "index":
         return
+    modules = _modules()
+    if modules:
+        source[0] += "\nModules\n-------\n\n" + "".join(".. automodule:: tempora.%s\n   :members:\n\n" % n for n in modules)
     names = _aliases()
     if names:
         source[0] += "\nType aliases\n------------\n\n" + "".join(".. autodata:: tempora.%s\n\n" % n for n in names)

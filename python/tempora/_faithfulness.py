@@ -388,7 +388,7 @@ def faithfulness(model: Any, X: Any, y: Any, attributions: Any, task: Optional[s
         What a change is measured on. "prediction": for classification the drop
         of the predicted-class probability (the class predicted on the
         unchanged instance, class 1 at probability 0.5), p_c(x) - p_c(x');
-        for regression the size of the prediction's change, |f(x) - f(x')|.
+        for regression the size of the prediction's change, ``|f(x) - f(x')|``.
         "loss": the increase of the loss the program uses (squared error;
         binary cross-entropy), loss(x') - loss(x). Default: "prediction" for
         per-instance attributions, "loss" for a global explanation.
