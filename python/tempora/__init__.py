@@ -33,7 +33,7 @@ script a model program for ``tempora explain -model-cmd``; Client is the
 other side, for a program such as ``tempora serve``.
 """
 
-from ._attributions import Attributions
+from ._attributions import Attributions, plot_instance
 from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
@@ -43,7 +43,6 @@ from ._explain import Duration, Hierarchy, as_array, explain
 from ._explanation import Accounting, Diagnostics, DrawCount, Explanation, Feature, OutputResult, OutputResults, WindowResult
 from ._help import method_doc
 from ._methods import Method, MethodTable, Param, method_table
-from ._plot_instance import plot_instance
 from ._problem import Problem, TruthFeature
 from ._protocol import Client, Predict, ProtocolError, claim_stdout, serve
 from ._scoring import Scores, feature_scores, top_features

@@ -410,7 +410,7 @@ class Explanation:
         """Draw one instance's attributions behind its series, with the
         windows of a TIME explanation time= (a local method's
         explanation); see tempora.plot_instance."""
-        from ._plot_instance import plot_instance
+        from ._attributions import plot_instance
         return plot_instance(self, instance, output=output, features=features, time=time, cmap=cmap, fig=fig)
 
     @property
@@ -470,8 +470,10 @@ class Explanation:
         pandas.DataFrame
         """
         if kind == "attributions":
-            from ._attributions import as_attributions
-            return as_attributions(self).to_dataframe()
+            from ._attributions import no_attributions
+            if self.local is None:
+                raise no_attributions(self.method)
+            return self.local.to_dataframe()
         if self.outputs is not None:
             from . import _display_outputs
             return _display_outputs.to_dataframe(self, kind)
