@@ -23,6 +23,7 @@ var (
 func limeMethod() method.Method {
 	return method.Method{
 		Name:   "LIME",
+		Local:  true,
 		Doc:    "local linear surrogates, mean |weight| per cell over instances; refuses missing values",
 		Params: method.Params(limeSamples, limeInstances, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {

@@ -31,6 +31,7 @@ func baselineSpec(cells string, def baselines.Baseline) method.Spec[string] {
 func occMethod() method.Method {
 	return method.Method{
 		Name:   "OCC",
+		Local:  true,
 		Doc:    "sliding-window occlusion: mean |output change| over the windows covering each cell",
 		Params: method.Params(occWidth, occStride, occBaseline, copyMemory, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {

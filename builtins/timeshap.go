@@ -36,6 +36,7 @@ var (
 func timeSHAPMethod() method.Method {
 	return method.Method{
 		Name:   "TimeSHAP",
+		Local:  true,
 		Doc:    "KernelSHAP over temporal coalitions of observed cells, mean |attribution| per cell",
 		Params: method.Params(tsLevel, tsRecent, tsTolerance, tsCoalitions, tsInstances, tsBaseline, outputParam),
 		New: func(c method.Config) (tempora.Explainer, error) {

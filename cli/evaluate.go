@@ -31,15 +31,15 @@ or '.'); a name of a known method takes its canonical spelling and its
 scoring rule.
 
 With -attributions (a NumPy .npy file of per-instance attributions,
-instances × D × L, for the problem's first instances; with -problems its
-name in each problem directory) it adds the per-instance metrics: each
-instance's attributions against the cells that move that instance's output
-(synth's per-instance truth), averaged over instances. Without -scores the
-cell scores are then the attributions' mean magnitude over instances. For
-a model with K outputs the file is instances × K × D × L, each output's
-attributions scored against its own truth: the metrics over every
-(instance, output) pair, then each output's, named with [k] (see
-docs/records.md).
+instances × D × L, for the problem's first instances, as "tempora explain
+-attributions" writes them; with -problems its name in each problem
+directory) it adds the per-instance metrics: each instance's attributions
+against the cells that move that instance's output (synth's per-instance
+truth), averaged over instances. Without -scores the cell scores are then
+the attributions' mean magnitude over instances. For a model with K outputs
+the file is instances × K × D × L, each output's attributions scored against
+its own truth: the metrics over every (instance, output) pair, then each
+output's, named with [k] (see docs/records.md).
 
 Every evaluation adds the threshold-free metrics: AUROC and AUPRC of the
 cell scores against the true cells (timestep-auroc, timestep-auprc) and of

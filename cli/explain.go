@@ -20,15 +20,13 @@ import (
 )
 
 const explainHelp = `
-Explain explains a model with an explanation method (-method, TIME by default)
-and prints its features by importance: for a method with tests (TIME), scores,
-raw and Benjamini–Hochberg-adjusted p-values, windows and ordering tests; for
-the others, scores and peak timesteps. The model and data come from a synthetic
-problem (-problem DIR, from "tempora synth", then compared with its ground
-truth) or from data files and a model program (protocol: docs/protocol.md):
+Explain explains a model with a method (-method, TIME by default) and prints its
+features by importance: scores, with TIME's tests (raw and Benjamini–Hochberg-adjusted
+p-values, windows, orderings) or else peak timesteps. The model and data come from
+a synthetic problem (-problem DIR from "tempora synth", then compared with its
+ground truth) or from data files and a model program (protocol: docs/protocol.md):
 
-	tempora explain -data X.npy -targets y.npy -task classification \
-	    -model-cmd "python3 serve_model.py --weights 'my model.pt'"
+	tempora explain -data X.npy -targets y.npy -task classification -model-cmd "python3 serve_model.py --weights 'my model.pt'"
 
 A missing value is NaN or marked by -mask ("tempora describe -h" says more). A
 model of several outputs per instance (-outputs: classes:K, targets labels 0 to
@@ -70,7 +68,7 @@ type explainFlags struct {
 	method                               string
 	seed                                 uint64
 	workers                              int
-	jsonOut, csvOut                      string
+	jsonOut, csvOut, attributions        string
 	quiet                                bool
 	progress                             string
 	errors                               errorFormat
@@ -99,6 +97,7 @@ func defineExplainFlags(fs *flag.FlagSet, f *explainFlags, methods []string) {
 	fs.IntVar(&f.workers, "workers", 0, "goroutines evaluating the model (0: one per CPU)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the explanation as JSON to `file`")
 	fs.StringVar(&f.csvOut, "csv", "", "write the per-feature results as CSV to `file`")
+	fs.StringVar(&f.attributions, "attributions", "", "write a local method's per-instance attributions to `file` (.npy, as evaluate reads them)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress reports on standard error")
 	fs.StringVar(&f.progress, "progress", "text", "progress `format`: text (a line every few seconds) or json (twice a second)")
 	defineErrorsFlag(fs, &f.errors)
@@ -209,7 +208,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		prog = startProgress(stderr, f.progress, m.Name, total, exact)
 		model, held = prog.model(model), prog.held(held, data.K())
 	}
-	e, err := method.MeasureHeld(ctx, ex, model, held, data)
+	e, local, err := f.measure(ctx, ex, model, held, data)
 	if prog != nil {
 		prog.finish()
 	}
@@ -231,7 +230,45 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		writeComparison(stdout, &named, prob.truth, m.Tests)
 		writeOutputsComparison(stdout, &named, prob.outputs, m.Tests)
 	}
+	if err := f.writeAttributions(&named, local, data, stderr); err != nil {
+		return err
+	}
 	return f.writeFiles(&named, stderr)
+}
+
+// measure runs ex as method.MeasureHeld does, or with -attributions (the
+// method then a method.LocalExplainer, explainMethod checked) as
+// method.MeasureLocal does, returning its per-instance attributions too:
+// the same explanation either way.
+func (f *explainFlags) measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
+	if f.attributions == "" {
+		e, err := method.MeasureHeld(ctx, ex, model, held, data)
+		return e, nil, err
+	}
+	lx, ok := ex.(method.LocalExplainer)
+	if !ok { // not reached: explainMethod refuses -attributions for a method without Local
+		return nil, nil, fmt.Errorf("explain: -attributions: %T gives no per-instance attributions", ex)
+	}
+	return method.MeasureLocal(ctx, lx, model, data)
+}
+
+// writeAttributions writes the per-instance attributions local of e's
+// explanation of data to the -attributions file, if given, in the layout
+// "tempora evaluate -attributions" reads (dataio.WriteAttributionsNPY).
+func (f *explainFlags) writeAttributions(e *tempora.Explanation, local *tempora.Tensor, data *tempora.Dataset, stderr io.Writer) error {
+	if f.attributions == "" {
+		return nil
+	}
+	k := method.ExplainedOutputs(e, data)
+	if err := dataio.WriteAttributionsNPY(f.attributions, local, k); err != nil {
+		return fmt.Errorf("explain: -attributions: %w", err)
+	}
+	shape := fmt.Sprintf("%d instances × %d features × %d timesteps", local.M/k, local.D, local.L)
+	if k > 1 {
+		shape = fmt.Sprintf("%d instances × %d outputs × %d features × %d timesteps", local.M/k, k, local.D, local.L)
+	}
+	fmt.Fprintf(stderr, "tempora: wrote %s (%s attributions of %s)\n", f.attributions, e.Method, shape)
+	return nil
 }
 
 // writeFiles writes the explanation to the -json and -csv files, if given.
@@ -283,6 +320,10 @@ func (p *program) explainMethod(f *explainFlags, fs *flag.FlagSet) (*method.Meth
 	}
 	if _, err := m.Values(given, false); err != nil {
 		return nil, nil, usageErrorf("explain: %v", err)
+	}
+	if f.attributions != "" && !m.Local {
+		return nil, nil, usageErrorf("explain: -attributions: %s gives no per-instance attributions (only global cell scores); the methods that do: %s",
+			m.Name, strings.Join(p.table.LocalNames(), ", "))
 	}
 	return m, given, nil
 }

@@ -283,7 +283,7 @@ func init() {
 		{"synth", "-out DIR [-instances M] [-features D] [-timesteps L] [-relevant FRAC] [-task regression|classification] [-noise auto|β] [-seed S] [-window-independent]",
 			"generate a synthetic problem (data, targets, model, ground truth)", (*program).synth},
 		{"describe", "(DIR | -data X [-mask M] [-alignment start|end])", "summarise a synthetic problem or a data file", (*program).describe},
-		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F]",
+		{"explain", "(-problem DIR | -data X -targets Y -task T -model-cmd CMD) [-method M] [method flags] [-json F] [-csv F] [-attributions F]",
 			"explain a model with TIME or another method", (*program).explain},
 		{"methods", "[-json | NAME]", "list the explanation methods, or describe one's parameters (text or JSON)", (*program).methods},
 		{"report", "-in DIR[,DIR...] [-out DIR]", "render runs' records as tables and figures", (*program).report},

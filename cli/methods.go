@@ -19,12 +19,13 @@ NAME" describes the parameters of the method NAME (matched without regard to
 case): their flags of "tempora explain" (and axes of "tempora run -grid"),
 types, defaults, valid ranges and meanings.
 
-With -json it prints the method table as one JSON object instead (schema %d):
-each method's name, description, the method it reuses a run of ("from"),
-whether its explanations carry tests, how the benchmark selects its cells
-("mode"), and its parameters (name, kind, default, quick-scale default or
-null, valid range or "", description; durations in seconds), followed by the
-flags of "tempora explain" that are not method parameters ("flags").`
+With -json it prints the method table as one JSON object instead (schema
+%d): each method's name, description, the method it reuses a run of
+("from"), whether its explanations carry tests, how the benchmark selects
+its cells ("mode"), whether it gives per-instance attributions ("local"),
+and its parameters (name, kind, default, quick-scale default or null, valid
+range or "", description; durations in seconds), followed by the flags of
+"tempora explain" that are not method parameters ("flags").`
 
 // methodColumn is the width of the column of method names in the lists
 // of methods: the longest name of the table, and at least 9.
@@ -84,6 +85,9 @@ func (p *program) methodHelp(m *method.Method) string {
 		about = "Its explanations carry per-feature tests (p-values, windows, orderings)"
 	}
 	about += fmt.Sprintf("; the benchmark scores their %s cells.", modeCells(m.Mode))
+	if m.Local {
+		about += " It gives per-instance attributions (\"tempora explain -attributions\"), which the benchmark scores against each instance's truth."
+	}
 	params := m.Params
 	if m.From != nil {
 		about = fmt.Sprintf("It is scored from a run of %s and takes its parameters. ", m.From.Name) + about
@@ -162,6 +166,7 @@ type methodJSON struct {
 	From   string      `json:"from"`
 	Tests  bool        `json:"tests"`
 	Mode   string      `json:"mode"`
+	Local  bool        `json:"local"`
 	Params []paramJSON `json:"params"`
 }
 
@@ -195,7 +200,7 @@ func jsonValue(v any) any {
 func (p *program) methodsTable() (*methodsJSON, error) {
 	out := &methodsJSON{Schema: methodsSchema, Methods: []methodJSON{}, Flags: []flagJSON{}}
 	for _, m := range p.table.Methods() {
-		mj := methodJSON{Name: m.Name, Doc: m.Doc, Tests: m.Tests, Mode: m.Mode.String(), Params: []paramJSON{}}
+		mj := methodJSON{Name: m.Name, Doc: m.Doc, Tests: m.Tests, Mode: m.Mode.String(), Local: m.Local, Params: []paramJSON{}}
 		if m.From != nil {
 			mj.From = m.From.Name
 		}

@@ -60,7 +60,7 @@ func isCharDevice(path string) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// checkOutputs refuses -json and -csv files that explain reads (see
+// checkOutputs refuses -json, -csv and -attributions files that explain reads (see
 // checkOutputs).
 func (f *explainFlags) checkOutputs() error {
 	outs, ins := f.files()
@@ -69,7 +69,7 @@ func (f *explainFlags) checkOutputs() error {
 
 // files returns the output files of explain and the files it reads.
 func (f *explainFlags) files() (outputs, inputs []namedFile) {
-	outputs = []namedFile{{"json", f.jsonOut}, {"csv", f.csvOut}}
+	outputs = []namedFile{{"json", f.jsonOut}, {"csv", f.csvOut}, {"attributions", f.attributions}}
 	inputs = []namedFile{{"data", f.data}, {"targets", f.targets}, {"feature-names", f.names}, {"mask", f.input.mask}, {"output-names", f.outputs.names}}
 	if h, ok := f.params["hierarchy"]; ok {
 		inputs = append(inputs, namedFile{"hierarchy", h.text})

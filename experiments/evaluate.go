@@ -3,14 +3,12 @@ package experiments
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/internal/npy"
-	"github.com/tempora-dev/tempora/internal/safefile"
+	"github.com/tempora-dev/tempora/dataio"
 	"github.com/tempora-dev/tempora/internal/scorefile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
@@ -57,41 +55,17 @@ func withFeatures(e *tempora.Explanation) *tempora.Explanation {
 	return e
 }
 
-// readAttributions reads per-instance attributions, a NumPy .npy array
-// of n instances × D features × L timesteps for the first n instances of
-// a problem's data (any n from 1 to the data's instances), or n × K × D ×
-// L for the K outputs of a model with several. It returns them as a
-// tensor of n·K rows (row i·K + k: instance i's of output k) and K (1 for
-// a 3-D array).
+// readAttributions reads per-instance attributions (dataio's one layout:
+// n instances × D × L for the first n instances of a problem's data, any
+// n from 1 to the data's instances, or n × K × D × L for the K outputs of
+// a model with several), as a tensor of n·K rows (row i·K + k: instance
+// i's of output k) and K (1 for a 3-D array).
 func readAttributions(path string) (*tempora.Tensor, int, error) {
-	f, err := safefile.Open(path)
+	local, k, err := dataio.ReadAttributionsNPY(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("experiments: attributions: %w", err)
 	}
-	defer f.Close()
-	a, err := npy.Read(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("experiments: attributions: %s: %w", path, err)
-	}
-	s := a.Shape
-	k := 1
-	switch len(s) {
-	case 3:
-	case 4:
-		k = s[1]
-		s = []int{s[0] * s[1], s[2], s[3]}
-	default:
-		return nil, 0, fmt.Errorf("experiments: attributions: %s has shape %v, want instances × features × timesteps, or instances × outputs × features × timesteps", path, a.Shape)
-	}
-	if s[0] < 1 || k < 1 || s[1] < 1 || s[2] < 1 {
-		return nil, 0, fmt.Errorf("experiments: %s holds no instance's attributions (shape %v)", path, a.Shape)
-	}
-	for i, v := range a.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, 0, fmt.Errorf("experiments: attributions: %s: value %d is %v", path, i, v)
-		}
-	}
-	return &tempora.Tensor{M: s[0], D: s[1], L: s[2], Data: a.Data}, k, nil
+	return local, k, nil
 }
 
 // EvaluateFiles scores an outside tool's explanation of the synthetic

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tempora-dev/tempora"
-	"github.com/tempora-dev/tempora/baselines"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
@@ -47,69 +46,19 @@ var localSuite = &Suite{
 	},
 }
 
-// attribute runs ex on model and data with method.Measure and returns,
-// with the explanation, the per-instance attributions of the explainers
-// that give them (baselines.Occlusion, TimeSHAP and LIME: n × D × L for the
-// first n instances, or for every output of a model with K outputs n × K
-// × D × L as a tensor of n·K rows); local is nil for any other explainer.
+// attribute runs ex on model and data, with method.MeasureLocal for a
+// method.LocalExplainer (OCC, TimeSHAP and LIME, and any researcher's
+// method that declares Local), with method.Measure otherwise, and returns
+// the explanation with the per-instance attributions of a LocalExplainer
+// (n × D × L for the first n instances, or for every output of a model
+// with K outputs n × K × D × L as a tensor of n·K rows; see
+// method.LocalExplainer); local is nil for any other explainer.
 func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
-	if data == nil || data.X == nil {
-		return nil, nil, fmt.Errorf("experiments: no data to explain")
+	if lx, ok := ex.(method.LocalExplainer); ok {
+		return method.MeasureLocal(ctx, lx, model, data)
 	}
-	a := &attributor{ex: ex}
-	e, err := method.Measure(ctx, a, model, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	local, k := a.local, explainedOutputs(e, data)
-	if local != nil && (local.D != data.X.D || local.L != data.X.L || local.M%k != 0 || local.M/k > data.X.M || len(local.Data) != local.M*local.D*local.L) {
-		return nil, nil, fmt.Errorf("experiments: %s gave %d × %d × %d attributions of %d outputs for %d × %d × %d data",
-			e.Method, local.M, local.D, local.L, k, data.X.M, data.X.D, data.X.L)
-	}
-	return e, local, nil
-}
-
-// explainedOutputs returns the number of outputs e explains of data's
-// model: one when e explains one output (Explanation.Output) or the model
-// has one, else all K.
-func explainedOutputs(e *tempora.Explanation, data *tempora.Dataset) int {
-	if e.Output != "" {
-		return 1
-	}
-	return data.K()
-}
-
-// attributor is an explainer whose Explain runs its explainer's Attribute
-// when it has one (baselines.Occlusion, TimeSHAP, LIME), keeping the
-// per-instance attributions in local, and its Explain otherwise.
-type attributor struct {
-	ex    tempora.Explainer
-	local *tempora.Tensor
-}
-
-func (a *attributor) Explain(ctx context.Context, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
-	var e *tempora.Explanation
-	var err error
-	switch x := a.ex.(type) {
-	case baselines.Occlusion:
-		var r *baselines.OcclusionResult
-		if r, err = x.Attribute(ctx, model, data); err == nil {
-			e, a.local = r.Explanation, r.Local
-		}
-	case baselines.TimeSHAP:
-		var r *baselines.TimeSHAPResult
-		if r, err = x.Attribute(ctx, model, data); err == nil {
-			e, a.local = r.Explanation, r.Local
-		}
-	case baselines.LIME:
-		var r *baselines.LIMEResult
-		if r, err = x.Attribute(ctx, model, data); err == nil {
-			e, a.local = r.Explanation, r.Local
-		}
-	default:
-		e, err = a.ex.Explain(ctx, model, data)
-	}
-	return e, err
+	e, err := method.Measure(ctx, ex, model, data)
+	return e, nil, err
 }
 
 // instanceTruther is a model with one output whose per-instance truth is

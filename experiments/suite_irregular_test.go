@@ -202,7 +202,7 @@ func TestIrregularRefusalIsIncompleteError(t *testing.T) {
 		return synthesise(ctx, spec, seed)
 	}
 	fail := func(refuse bool) method.Method {
-		return method.Method{Name: "FAIL", New: func(c method.Config) (tempora.Explainer, error) {
+		return method.Method{Name: "FAIL", Local: true, New: func(c method.Config) (tempora.Explainer, error) {
 			if err := method.RequireComplete("FAIL", c.Data, 1, "it is a test"); err != nil {
 				if refuse {
 					return nil, err

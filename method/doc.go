@@ -20,7 +20,10 @@
 // the benchmark scores its cell scores (Mode: the top n, or every non-zero
 // cell) and whether its explanations carry per-feature test outcomes
 // (Tests: p-values, important features, windows and ordering flags, as
-// TIME's do), so no code outside a table ever compares method names.
+// TIME's do) and whether it gives per-instance attributions (Local: its
+// explainer is a LocalExplainer, whose attributions "tempora explain
+// -attributions" writes and the benchmark scores per instance), so no
+// code outside a table ever compares method names.
 //
 // A method may be made From another: the benchmark then runs the other
 // method's explainer once and records both (TIME-n is TIME's explanation
@@ -41,6 +44,7 @@
 // decision 14). Meter wraps a model and counts its calls and instance
 // evaluations; Measure runs an explainer through a Meter and a clock and
 // fills the explanation's accounting from them, so that no explainer has to
-// count for itself; CheckExplanation checks an explanation's shape and
-// values.
+// count for itself; MeasureLocal does the same for a LocalExplainer and
+// checks its attributions (CheckAttributions); CheckExplanation checks an
+// explanation's shape and values.
 package method

@@ -207,20 +207,24 @@ func Measure(ctx context.Context, ex tempora.Explainer, model tempora.Model, dat
 // too (Meter.Held); the explanation is the same, only its model calls
 // differ. Any other explainer runs on model alone.
 func MeasureHeld(ctx context.Context, ex tempora.Explainer, model tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
+	return measure(data, model, func(meter *Meter) (*tempora.Explanation, error) {
+		if hx, ok := ex.(resident.Explainer); ok && held != nil {
+			return hx.ExplainHeld(ctx, meter, meter.Held(held), data)
+		}
+		return ex.Explain(ctx, meter, data)
+	})
+}
+
+// measure runs run with model behind a Meter and does the rest of
+// MeasureHeld's work on its explanation: the check, the accounting and
+// the data's alignment and summary.
+func measure(data *tempora.Dataset, model tempora.Model, run func(meter *Meter) (*tempora.Explanation, error)) (*tempora.Explanation, error) {
 	if data == nil || data.X == nil {
 		return nil, fmt.Errorf("method: no data to explain")
 	}
 	meter := &Meter{Model: model, Task: data.Task, Outputs: data.Outputs}
 	start := time.Now()
-	var (
-		e   *tempora.Explanation
-		err error
-	)
-	if hx, ok := ex.(resident.Explainer); ok && held != nil {
-		e, err = hx.ExplainHeld(ctx, meter, meter.Held(held), data)
-	} else {
-		e, err = ex.Explain(ctx, meter, data)
-	}
+	e, err := run(meter)
 	elapsed := time.Since(start)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,12 @@ type Method struct {
 	// ordering, window-ordering and average-window metrics. A method that
 	// only scores (Tests false) is compared by its top-scoring features.
 	Tests bool
+	// Local reports that the method gives per-instance attributions: New
+	// returns a LocalExplainer (Explainer checks it). "tempora explain
+	// -attributions" writes them and the benchmark scores them against
+	// each instance's truth; a method without Local has only its global
+	// cell scores. A method made From another is never Local.
+	Local bool
 	// From, if non-nil, is the method whose explainer this one reuses: the
 	// benchmark runs From once and records both (with the same runtime),
 	// and "tempora explain" runs From. From must not itself be made From
@@ -101,7 +107,7 @@ func (m *Method) Explainer(c Config) (tempora.Explainer, error) {
 		return nil, fmt.Errorf("method: %s: the constructor returned no explainer", m.Name)
 	}
 	if m.From == nil {
-		return ex, nil
+		return ex, m.checkLocal(ex)
 	}
 	return derived{m: m, ex: ex}, nil
 }
@@ -191,6 +197,9 @@ func (m *Method) Check() error {
 		if m.New != nil || len(m.Params) > 0 {
 			return fmt.Errorf("method: %s is made from %s, so it takes %s's constructor and parameters", m.Name, m.From.Name, m.From.Name)
 		}
+		if m.Local {
+			return fmt.Errorf("method: %s is made from %s and cannot be Local (its explanation is derived; the attributions would be %s's)", m.Name, m.From.Name, m.From.Name)
+		}
 		return nil
 	}
 	if m.Derive != nil {
@@ -270,6 +279,18 @@ func (t *Table) Names() []string {
 	names := make([]string, len(t.methods))
 	for i, m := range t.methods {
 		names[i] = m.Name
+	}
+	return names
+}
+
+// LocalNames returns the names of the methods with per-instance
+// attributions (Method.Local), in order.
+func (t *Table) LocalNames() []string {
+	var names []string
+	for _, m := range t.methods {
+		if m.Local {
+			names = append(names, m.Name)
+		}
 	}
 	return names
 }

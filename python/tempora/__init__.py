@@ -13,7 +13,11 @@ and pandas DataFrames, and scikit-learn, PyTorch and Keras-style models.
 A model may return several outputs per instance (a predict_proba of K ≥ 3
 classes, forecast horizons, the steps of a sequence-to-sequence network;
 outputs=): e.outputs holds each output's results. e.to_dataframe(),
-e.plot() and the notebook table show the result;
+e.plot() and the notebook table show the result; a local method (OCC,
+TimeSHAP, LIME) also gives e.attributions, each instance's attributions
+(e.to_dataframe("attributions"), plot_instance(e, i, time=e_time) to draw
+one instance's behind its series with TIME's windows; Attributions(values,
+X) wraps any method's array the same way);
 as_array(X) is X as explain reads it (NaN where missing), to train or
 check a model on. Data the program refuses (an infinity, an instance with
 nothing observed, sequences aligned at the other end, a missing target,
@@ -35,6 +39,7 @@ script a model program for ``tempora explain -model-cmd``; Client is the
 other side, for a program such as ``tempora serve``.
 """
 
+from ._attributions import Attributions, plot_instance
 from ._bench import BenchProblem, MethodFunc, Output, ProblemSet, problems
 from ._binary import ModelError, StrPath, TemporaError, find_binary
 from ._calls import ModelInterrupt, ModelTimeoutError
@@ -54,6 +59,6 @@ from . import gradients
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accounting", "BenchProblem", "Change", "Claimed", "Client", "Curve", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Faithfulness", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable", "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "SynthModel", "TemporaError", "TruthFeature", "WindowResult",
-    "as_array", "claim_stdout", "evaluate", "explain", "faithfulness", "feature_scores", "find_binary", "gradients", "method_doc", "method_table", "problems", "serve", "top_features",
+    "Accounting", "Attributions", "BenchProblem", "Change", "Claimed", "Client", "Curve", "DataError", "Diagnostics", "DrawCount", "Duration", "Explanation", "Faithfulness", "Feature", "Hierarchy", "Method", "MethodFunc", "MethodTable", "ModelError", "ModelInterrupt", "ModelTimeoutError", "Output", "OutputResult", "OutputResults", "Param", "Predict", "Problem", "ProblemSet", "ProtocolError", "Scores", "StrPath", "SynthModel", "TemporaError", "TruthFeature", "WindowResult",
+    "as_array", "claim_stdout", "evaluate", "explain", "faithfulness", "feature_scores", "find_binary", "gradients", "method_doc", "method_table", "plot_instance", "problems", "serve", "top_features",
 ]

@@ -90,7 +90,7 @@ def to_dataframe(e: "Explanation", kind: str = "features") -> Any:
         return outcomes_nullable(df.drop(columns=["index"]))
     if kind == "cells":
         return cells_frame(e, e.cells, e.features)
-    raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
+    raise ValueError("kind must be 'features', 'cells', 'groups' or 'attributions', got %r" % (kind,))
 
 
 def cells_frame(e: "Explanation", cells: "npt.NDArray[np.float64]", features: Sequence["Feature"]) -> Any:

@@ -98,7 +98,7 @@ def to_dataframe(e: "Explanation", kind: str) -> Any:
             parts.append(pd.concat({label: part}, names=["output"]))
         df = pd.concat(parts)
         return df
-    raise ValueError("kind must be 'features', 'cells' or 'groups', got %r" % (kind,))
+    raise ValueError("kind must be 'features', 'cells', 'groups' or 'attributions', got %r" % (kind,))
 
 
 def plot(e: "Explanation", ax: Any, features: Optional[int], cmap: str, view: Optional[str]) -> Any:

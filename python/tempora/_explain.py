@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _calls, _errors, _input, _outputs, _progress, _protocol
+from ._attributions import Attributions
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary, run
 from ._explanation import Explanation
 from ._methods import command_flags, method_table
@@ -429,7 +430,10 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     Explanation
         Per-feature results, cell scores, accounting; ``to_dataframe()``,
         ``plot()``, and a table in notebooks. For a model of several
-        outputs, ``outputs`` holds each output's results.
+        outputs, ``outputs`` holds each output's results. For a local
+        method (OCC, TimeSHAP, LIME), ``attributions`` holds each
+        explained instance's attributions, as the program wrote them
+        (``to_dataframe("attributions")``, ``plot_instance(i)``).
 
     Raises
     ------
@@ -505,6 +509,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
                         "%s); the methods that do: %s" % (m.name, "every output" if spec is not None else "the model",
                                                          ", ".join(takes) or "none in %s" % exe))
 
+    local = m.local and table.flag("attributions") is not None
+
     def command(x_path: str, y_path: str, json_path: str, names_path: Optional[str],
                 hierarchy_path: Optional[str], output_names_path: Optional[str]) -> List[str]:
         """The program's command line (but for -model-fd, which _run adds):
@@ -512,6 +518,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         on it may not be passed as an option."""
         args = ["explain"] + structured + ["-data", x_path, "-targets", y_path, "-task", str(task), "-method", m.name,
                 "-json", json_path]
+        if local:  # a local method: its per-instance attributions too (_attributions.py)
+            args += ["-attributions", os.path.join(os.path.dirname(json_path), "attributions.npy")]
         if table.flag("progress") is not None:  # a program older than progress reports has no -progress
             args.append("-progress=json")
         if data.alignment != "start":
@@ -526,7 +534,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
             args += spec.flags(output_names_path)
         opts = dict(options, seed=seed, workers=workers, model_timeout=model_timeout, feature_names=names_path,
                     hierarchy=hierarchy_path)
-        fixed = set(_own_flags(args)) | {"model-fd", "quiet", "outputs", "output-names", "output-anchors"}
+        fixed = set(_own_flags(args)) | {"model-fd", "quiet", "outputs", "output-names", "output-anchors", "attributions"}
         return args + command_flags(table, m, opts, fixed, "explain()")
 
     # Check the options before anything is written or started.
@@ -582,6 +590,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         finally:
             reporter.close()
             guard.close()
+        if local:  # the program's file, read as it is
+            e.local = Attributions._of(np.load(os.path.join(tmp, "attributions.npy")), data, e)
     # The data summary (lengths, missing_rate, observed) comes with the
     # explanation, from the program, which has counted it already.
     e._describe_data(data.times)

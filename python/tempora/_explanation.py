@@ -4,10 +4,13 @@ JSON output (the format of ``tempora explain -json``)."""
 import json
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ._attributions import Attributions
 
 NAN = math.nan
 
@@ -341,6 +344,16 @@ class Explanation:
             constant prediction's, and about the smallest importance score
             its tests find (it shrinks like 1/sqrt(instances)); None for
             methods that do not report it.
+        attributions: for a local method (OCC, TimeSHAP, LIME: those of
+            ``tempora.method_table()`` with local True), the per-instance
+            attributions the program wrote, a read-only float64 array
+            (instances, features, timesteps), or (instances, outputs,
+            features, timesteps) for every output of a model with several;
+            the instances are X's first (all for OCC, TimeSHAP's and LIME's
+            instances_explained); None for a global method.
+        local: the same attributions as an Attributions, with the data
+            they explain (to_dataframe("attributions"), plot_instance);
+            None for a global method.
 
     lengths, missing_rate and observed are the program's data summary,
     members of the JSON form (written only for data with missing values;
@@ -390,6 +403,7 @@ class Explanation:
         self.outputs: Optional[OutputResults] = None
         if doc.get("outputs") is not None:
             self.outputs = OutputResults(doc["outputs"], d, l, tested)
+        self.local: Optional["Attributions"] = None  # set by explain() for a local method
 
     def _describe_data(self, times: Optional[List[Any]]) -> None:
         """Record a DataFrame's time values, which tempora.explain knows
@@ -403,6 +417,21 @@ class Explanation:
     @property
     def num_timesteps(self) -> int:
         return self.cells.shape[1]
+
+    @property
+    def attributions(self) -> Optional["npt.NDArray[np.float64]"]:
+        """The per-instance attributions of a local method (see the class
+        documentation), or None."""
+        return None if self.local is None else self.local.values
+
+    def plot_instance(self, instance: Any, *, output: Optional[Union[int, str]] = None,
+                      features: Optional[Union[int, Sequence[str]]] = None, time: Optional["Explanation"] = None,
+                      cmap: str = "RdBu_r", fig: Any = None) -> Any:
+        """Draw one instance's attributions behind its series, with the
+        windows of a TIME explanation time= (a local method's
+        explanation); see tempora.plot_instance."""
+        from ._attributions import plot_instance
+        return plot_instance(self, instance, output=output, features=features, time=time, cmap=cmap, fig=fig)
 
     @property
     def important(self) -> List[str]:
@@ -458,11 +487,19 @@ class Explanation:
             hierarchy, with their members. For data with missing values
             the features frame has a column missing_rate (the share of the
             feature's cells inside the sequences that are NaN).
+            "attributions" (a local method): the per-instance attributions
+            in long form, one row per (instance, [output,] feature,
+            timestep), as Attributions.to_dataframe gives them.
 
         Returns
         -------
         pandas.DataFrame
         """
+        if kind == "attributions":
+            from ._attributions import no_attributions
+            if self.local is None:
+                raise no_attributions(self.method)
+            return self.local.to_dataframe()
         if self.outputs is not None:
             from . import _display_outputs
             return _display_outputs.to_dataframe(self, kind)

@@ -62,7 +62,9 @@ class Method:
     no params of its own and takes those of its source. tests tells whether
     its explanations carry per-feature tests (p-values, windows, ordering);
     mode is how the benchmark selects from its scores ("top-n" or
-    "all-non-zero").
+    "all-non-zero"); local tells whether it gives per-instance
+    attributions (Explanation.attributions; False from a program older
+    than them).
     """
 
     name: str
@@ -71,12 +73,14 @@ class Method:
     tests: bool
     mode: str
     params: Tuple[Param, ...]
+    local: bool = False
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Method":
         return cls(name=str(d["name"]), doc=str(d.get("doc", "")), source=str(d.get("from") or ""),
                    tests=bool(d.get("tests", False)), mode=str(d.get("mode", "")),
-                   params=tuple(Param.from_json(p) for p in d.get("params") or ()))
+                   params=tuple(Param.from_json(p) for p in d.get("params") or ()),
+                   local=bool(d.get("local", False)))
 
 
 @dataclass(frozen=True)
