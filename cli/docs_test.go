@@ -154,7 +154,7 @@ func TestREADME(t *testing.T) {
 }
 
 // programRE matches the start of a command line in a code block.
-var programRE = regexp.MustCompile(`^(\$ )?((bin/|\./|\S*/)?tempora|\./newmethod) `)
+var programRE = regexp.MustCompile(`^(\$ )?((bin/|\./|[^\s=]*/)?tempora|\./newmethod) `)
 
 // readmeCommandLines returns the command lines of the code blocks of doc
 // (continuations joined, comments removed), except the generated synopses.
