@@ -1,0 +1,64 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
+)
+
+// TestKilledTemporaKillsModel: a model program (here one that never says
+// hello, in a process group of its own) dies with a tempora killed with
+// SIGKILL, which cannot stop it itself (issue 33).
+func TestKilledTemporaKillsModel(t *testing.T) {
+	bin := buildTempora(t)
+	dir := t.TempDir()
+	x := tempora.NewTensor(20, 2, 3)
+	xPath, yPath := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.csv")
+	if err := dataio.WriteTensorNPY(xPath, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataio.WriteVectorCSV(yPath, make([]float64, x.M)); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "model.pid")
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "explain", "-data", xPath, "-targets", yPath, "-task", "regression", "-model-timeout", "0",
+		"-model-cmd", "sh -c "+shellQuote("echo $$ > "+shellQuote(pidFile)+"; exec sleep 300"))
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, time.Minute, "model pid file", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && running(pid)
+	})
+	time.Sleep(200 * time.Millisecond) // the sh has become sleep
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("model program (pid %d) still running 10 s after tempora was killed\n%s", pid, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
