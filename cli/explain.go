@@ -13,7 +13,6 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
-	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/resident"
@@ -234,10 +233,27 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	return f.writeFiles(&named, stderr)
 }
 
-// writeFiles writes the explanation to the -json and -csv files, if given.
+// writeFiles writes the explanation to the -json and -csv files, if
+// given: both or neither (fileSet).
 func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) error {
+	var set fileSet
+	if err := f.writeEach(&set, e); err != nil {
+		set.undo()
+		return err
+	}
+	set.commit()
+	for _, p := range []string{f.jsonOut, f.csvOut} {
+		if p != "" {
+			fmt.Fprintf(stderr, "tempora: wrote %s\n", p)
+		}
+	}
+	return nil
+}
+
+// writeEach writes the -json and -csv files into set.
+func (f *explainFlags) writeEach(set *fileSet, e *tempora.Explanation) error {
 	if f.jsonOut != "" {
-		if err := atomicfile.Write(f.jsonOut, func(w io.Writer) error {
+		if err := set.write(f.jsonOut, func(w io.Writer) error {
 			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
@@ -247,13 +263,11 @@ func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) erro
 		}); err != nil {
 			return fmt.Errorf("explain: -json: %w", err)
 		}
-		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.jsonOut)
 	}
 	if f.csvOut != "" {
-		if err := atomicfile.Write(f.csvOut, e.WriteCSV); err != nil {
+		if err := set.write(f.csvOut, e.WriteCSV); err != nil {
 			return fmt.Errorf("explain: -csv: %w", err)
 		}
-		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.csvOut)
 	}
 	return nil
 }

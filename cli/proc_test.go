@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,61 @@ func TestRehashUnknownField(t *testing.T) {
 	}
 	if out := mustRun(t, "rehash", p); out != p+": unchanged\n" {
 		t.Errorf("second rehash printed %q", out)
+	}
+}
+
+// TestExplainOutputsAllOrNothing: a -csv that cannot be written leaves no
+// -json either, and a -json that existed as it was (issue 33).
+func TestExplainOutputsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	prob := filepath.Join(dir, "p")
+	mustRun(t, "synth", "-out", prob, "-instances", "40", "-features", "2", "-timesteps", "4", "-seed", "1")
+	j := filepath.Join(dir, "e.json")
+	args := []string{"explain", "-problem", prob, "-method", "perm", "-permutations", "10", "-json", j, "-csv", filepath.Join(dir, "nodir", "e.csv")}
+	if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), "-csv") {
+		t.Fatalf("error %v, want one about -csv", err)
+	}
+	if _, err := os.Lstat(j); err == nil {
+		t.Error("the -json file was written though -csv failed")
+	}
+	if err := os.WriteFile(j, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, args...); err == nil {
+		t.Fatal("no error")
+	}
+	if b, _ := os.ReadFile(j); string(b) != "old\n" {
+		t.Errorf("the -json file holds %q, want it as it was", b)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary %s left behind", e.Name())
+		}
+	}
+}
+
+// TestReportRemovesStaleTemporaries: report removes the temporaries a
+// report killed midway left below its output (named after a process no
+// longer running), and keeps those of a running process (issue 33).
+func TestReportRemovesStaleTemporaries(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "run")
+	mustRun(t, append(append([]string{"run"}, tinyProblems...), "-methods", "PERM", "-workers", "1", "-out", run)...)
+	out := filepath.Join(root, "report")
+	mustRun(t, "report", "-in", run, "-out", out)
+	dead := filepath.Join(out, "tables", ".grid.md.tmp999999999-1")
+	live := filepath.Join(out, "tables", ".grid.md.tmp"+strconv.Itoa(os.Getpid())+"-1")
+	for _, p := range []string{dead, live} {
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, "report", "-in", run, "-out", out)
+	if _, err := os.Lstat(dead); err == nil {
+		t.Error("the temporary of a process no longer running is still there")
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Errorf("the temporary of a running process was removed: %v", err)
 	}
 }

@@ -62,3 +62,31 @@ func TestKilledTemporaKillsModel(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestFullDiskLeavesNothing: synth and report that cannot write their
+// files (a file-size limit stands in for a full disk) leave no directory,
+// no tables/ and no temporary behind (issue 33).
+func TestFullDiskLeavesNothing(t *testing.T) {
+	bin := buildTempora(t)
+	root := t.TempDir()
+	run := filepath.Join(root, "run")
+	mustRun(t, append(append([]string{"run"}, tinyProblems...), "-methods", "PERM", "-workers", "1", "-out", run)...)
+	for _, c := range []struct{ out, args string }{
+		{filepath.Join(root, "new", "p"), "synth -instances 2000 -out "},
+		{filepath.Join(root, "report"), "report -in " + shellQuote(run) + " -out "},
+	} {
+		cmd := exec.Command("sh", "-c", "ulimit -f 4; exec "+shellQuote(bin)+" "+c.args+shellQuote(c.out))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "file too large") {
+			t.Fatalf("%s: %v, want a failure to write\n%s", c.args, err, out)
+		}
+		entries, _ := os.ReadDir(root)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if strings.Join(names, " ") != "run" {
+			t.Errorf("%s: left %v beside run", c.args, names)
+		}
+	}
+}
