@@ -162,7 +162,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		align, _ := f.input.parse("explain")  // validated
 		outs, _ := f.outputs.parse("explain") // validated
 		data, _, err = dataio.ReadFiles(dataio.Files{Data: f.data, Targets: f.targets, Names: f.names, Mask: f.input.mask, Task: task, Alignment: align,
-			Outputs: outs, OutputNames: f.outputs.names})
+			Outputs: outs, OutputNames: f.outputs.names, Warn: warnTo(stderr)})
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tempora-dev/tempora"
+	"github.com/tempora-dev/tempora/dataio"
 )
 
 // TestRehashUnknownField adds a field this version does not know to a
@@ -92,5 +96,56 @@ func TestReportRemovesStaleTemporaries(t *testing.T) {
 	}
 	if _, err := os.Lstat(live); err != nil {
 		t.Errorf("the temporary of a running process was removed: %v", err)
+	}
+}
+
+// TestAcceptedWithAWarning: what tempora reads as it is but warns of, and
+// what it now refuses (issue 33).
+func TestAcceptedWithAWarning(t *testing.T) {
+	dir := t.TempDir()
+	x := tempora.NewTensor(30, 2, 4)
+	for k := range x.Data {
+		x.Data[k] = float64(k % 7)
+	}
+	x.Data[x.Index(3, 1, 2)] = math.NaN()
+	mask := make([]float64, len(x.Data))
+	for k := range mask {
+		mask[k] = 1
+	}
+	mask[x.Index(5, 0, 0)] = 0
+	xp, mp, yp := filepath.Join(dir, "x.npy"), filepath.Join(dir, "m.npy"), filepath.Join(dir, "y.csv")
+	if err := dataio.WriteTensorNPY(xp, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataio.WriteTensorNPY(mp, &tempora.Tensor{M: 30, D: 2, L: 4, Data: mask}); err != nil {
+		t.Fatal(err)
+	}
+	ones := make([]float64, x.M)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if err := dataio.WriteVectorCSV(yp, ones); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCmd(t, "describe", "-data", xp, "-mask", mp)
+	if want := "tempora: warning: " + mp + " marks 1 cell observed where " + xp + " holds NaN (the first at instance 3, feature 1, timestep 2): they are missing"; err != nil || !strings.Contains(stderr, want) {
+		t.Errorf("describe: %v, stderr %q, want %q", err, stderr, want)
+	}
+	_, stderr, _ = runCmd(t, "explain", "-data", xp, "-targets", yp, "-task", "classification", "-model-cmd", "false")
+	if want := "tempora: warning: every label in " + yp + " is 1: the labels are all one class"; !strings.Contains(stderr, want) {
+		t.Errorf("explain: stderr %q, want %q", stderr, want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"synth", "-out", filepath.Join(dir, "p"), "-seed", "1", "-seed", "2"}, `synth: -seed given 2 times ("1", then "2") (give each flag once`},
+		{[]string{"describe", "-data", xp, "-data", xp}, "describe: -data given 2 times"},
+		{append(append([]string{"export"}, tinyProblems...), "-shards", "100000", "-out", "o", "slurm"), "export: -shards 100000 for a suite of 4 items: want at most 4"},
+	} {
+		_, _, err := runCmd(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitStatus(err) != 2 {
+			t.Errorf("%s: error %v, want a usage error containing %q", strings.Join(c.args, " "), err, c.want)
+		}
 	}
 }

@@ -90,3 +90,20 @@ func TestFullDiskLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLock: a run into a directory another run is writing stops at
+// once, naming the other process (issue 33).
+func TestRunLock(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	release, err := lockRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"run"}, tinyProblems...), "-methods", "PERM", "-workers", "1", "-out", out)
+	_, _, err = runCmd(t, args...)
+	if want := "is being written by another tempora run (process " + strconv.Itoa(os.Getpid()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	release()
+	mustRun(t, args...)
+}
