@@ -149,3 +149,24 @@ func TestAcceptedWithAWarning(t *testing.T) {
 		}
 	}
 }
+
+// withFlags returns base (a command, then "-flag value" pairs) with the
+// flags of more given there instead: a flag is given once (parseFlags
+// refuses a repeat).
+func withFlags(base []string, more ...string) []string {
+	given := map[string]bool{}
+	for _, a := range more {
+		if strings.HasPrefix(a, "-") {
+			given[a] = true
+		}
+	}
+	out := []string{base[0]}
+	for k := 1; k < len(base); k++ {
+		if given[base[k]] && k+1 < len(base) {
+			k++
+			continue
+		}
+		out = append(out, base[k])
+	}
+	return append(out, more...)
+}
