@@ -113,10 +113,24 @@ func (d *Dataset) CheckPredictions(pred []float64) error {
 // CheckOutputs is CheckPredictions for a model with outputs o (nil: one
 // output): pred holds K predictions per instance.
 func CheckOutputs(task Task, o *Outputs, pred []float64) error {
+	return checkOutputs(task, o, pred, -1)
+}
+
+// CheckOutputsAt is CheckOutputs for the predictions of the dataset's
+// instances first, first+1, … in order (a block of its rows): the error
+// names the dataset's instance, in its message and, for one output, as
+// the DataError's Instance (as LocatePrediction does).
+func CheckOutputsAt(task Task, o *Outputs, pred []float64, first int) error {
+	return checkOutputs(task, o, pred, max(0, first))
+}
+
+// checkOutputs is CheckOutputs with the predictions' first instance of
+// the dataset, or −1 when they name none.
+func checkOutputs(task Task, o *Outputs, pred []float64, first int) error {
 	if o == nil {
-		return CheckPredictions(task, pred)
+		return checkPredictions(task, pred, first)
 	}
-	return o.checkPredictions(task, pred)
+	return o.checkPredictions(task, pred, max(0, first))
 }
 
 // Name returns the name of feature j.
@@ -234,14 +248,25 @@ func (d *Dataset) validateRest(minInstances int) error {
 // KindPrediction with Row i and no instance: pred may be any batch (of
 // samples, of single rows), whose positions name no instance of the data
 // unless the caller says so (LocatePrediction).
-func CheckPredictions(task Task, pred []float64) error {
+func CheckPredictions(task Task, pred []float64) error { return checkPredictions(task, pred, -1) }
+
+// checkPredictions is CheckPredictions for predictions of the dataset's
+// instances first, first+1, … (first −1: of no known instance).
+func checkPredictions(task Task, pred []float64, first int) error {
 	for i, p := range pred {
-		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return predictionErrorf(i, p, "tempora: predicted %v for instance %d", p, i)
+		bad := math.IsNaN(p) || math.IsInf(p, 0)
+		if !bad && (task != Classification || (p >= 0 && p <= 1)) {
+			continue
 		}
-		if task == Classification && (p < 0 || p > 1) {
-			return predictionErrorf(i, p, "tempora: predicted %v for instance %d, want a probability in [0, 1] for classification", p, i)
+		want := ""
+		if !bad {
+			want = ", want a probability in [0, 1] for classification"
 		}
+		e := predictionErrorf(i, p, "tempora: predicted %v for instance %d%s", p, max(0, first)+i, want)
+		if first >= 0 {
+			e.Instance = first + i
+		}
+		return e
 	}
 	return nil
 }

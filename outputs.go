@@ -233,13 +233,13 @@ func (o *Outputs) validateTargets(y []float64, m int, task Task) error {
 	return nil
 }
 
-// checkPredictions checks M·K predictions of o: finite, probabilities in
-// [0, 1] for classification, and for classes summing to 1 within
-// classSumTolerance per instance.
-func (o *Outputs) checkPredictions(task Task, pred []float64) error {
+// checkPredictions checks M·K predictions of o, those of instances first,
+// first+1, …: finite, probabilities in [0, 1] for classification, and for
+// classes summing to 1 within classSumTolerance per instance.
+func (o *Outputs) checkPredictions(task Task, pred []float64, first int) error {
 	k := o.K
-	for i := 0; i*k < len(pred); i++ {
-		row := pred[i*k : (i+1)*k]
+	for r := 0; r*k < len(pred); r++ {
+		row, i := pred[r*k:(r+1)*k], first+r
 		sum := 0.0
 		for c, p := range row {
 			if math.IsNaN(p) || math.IsInf(p, 0) {

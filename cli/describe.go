@@ -30,7 +30,7 @@ type describeFlags struct {
 	errors      errorFormat
 }
 
-func (p *program) describe(_ context.Context, args []string, stdout, _ io.Writer) (err error) {
+func (p *program) describe(_ context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("describe", describeHelp, stdout)
 	var f describeFlags
 	defer f.errors.mark(&err)
@@ -62,7 +62,7 @@ func (p *program) describe(_ context.Context, args []string, stdout, _ io.Writer
 		return nil
 	}
 	if f.data != "" {
-		x, names, obs, err := dataio.ReadData(dataio.Files{Data: f.data, Names: f.names, Mask: f.input.mask, Alignment: align})
+		x, names, obs, err := dataio.ReadData(dataio.Files{Data: f.data, Names: f.names, Mask: f.input.mask, Alignment: align, Warn: warnTo(stderr)})
 		if err != nil {
 			return err
 		}

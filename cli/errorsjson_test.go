@@ -69,7 +69,7 @@ func TestErrorsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	explain := func(data string, more ...string) []string {
-		return append([]string{"explain", "-errors", "json", "-data", data, "-targets", "y.npy", "-task", "classification", "-model-cmd", "false"}, more...)
+		return withFlags([]string{"explain", "-errors", "json", "-data", data, "-targets", "y.npy", "-task", "classification", "-model-cmd", "false"}, more...)
 	}
 	null := any(nil)
 	num := func(v float64) any { return v }
@@ -83,7 +83,7 @@ func TestErrorsJSON(t *testing.T) {
 			map[string]any{"kind": "alignment", "instance": null, "feature": null, "timestep": null, "value": null, "count": num(3), "lengths": []any{num(2), num(4)}, "alignment": "end"}},
 		{"repeated name", explain("x.npy", "-feature-names", "dup.json"), map[string]any{"kind": "feature-names", "instance": null, "feature": num(1), "timestep": null}},
 		{"unobserved instance", explain("x.npy", "-mask", "mask-empty.npy"), map[string]any{"kind": "unobserved-instance", "instance": num(2), "feature": null, "timestep": null}},
-		{"label", append(explain("x.npy"), "-targets", "labels.npy"), map[string]any{"kind": "target", "instance": num(2), "value": "2"}},
+		{"label", explain("x.npy", "-targets", "labels.npy"), map[string]any{"kind": "target", "instance": num(2), "value": "2"}},
 		{"model", explain("x.npy"), map[string]any{"kind": "model", "instance": null}},
 		{"usage after -errors json", []string{"explain", "-errors", "json", "-bogus"}, map[string]any{"kind": "usage"}},
 		{"other", []string{"describe", "-errors", "json", "-data", "nowhere.npy"}, map[string]any{"kind": "error"}},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/dataio"
-	"github.com/tempora-dev/tempora/internal/atomicfile"
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/procmodel"
 	"github.com/tempora-dev/tempora/resident"
@@ -162,7 +161,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		align, _ := f.input.parse("explain")  // validated
 		outs, _ := f.outputs.parse("explain") // validated
 		data, _, err = dataio.ReadFiles(dataio.Files{Data: f.data, Targets: f.targets, Names: f.names, Mask: f.input.mask, Task: task, Alignment: align,
-			Outputs: outs, OutputNames: f.outputs.names})
+			Outputs: outs, OutputNames: f.outputs.names, Warn: warnTo(stderr)})
 		if err != nil {
 			return err
 		}
@@ -230,10 +229,7 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		writeComparison(stdout, &named, prob.truth, m.Tests)
 		writeOutputsComparison(stdout, &named, prob.outputs, m.Tests)
 	}
-	if err := f.writeAttributions(&named, local, data, stderr); err != nil {
-		return err
-	}
-	return f.writeFiles(&named, stderr)
+	return f.writeFiles(&named, local, data, stderr)
 }
 
 // measure runs ex as method.MeasureHeld does, or with -attributions (the
@@ -252,29 +248,46 @@ func (f *explainFlags) measure(ctx context.Context, ex tempora.Explainer, model 
 	return method.MeasureLocal(ctx, lx, model, data)
 }
 
-// writeAttributions writes the per-instance attributions local of e's
-// explanation of data to the -attributions file, if given, in the layout
-// "tempora evaluate -attributions" reads (dataio.WriteAttributionsNPY).
-func (f *explainFlags) writeAttributions(e *tempora.Explanation, local *tempora.Tensor, data *tempora.Dataset, stderr io.Writer) error {
-	if f.attributions == "" {
-		return nil
+// writeFiles writes the explanation to the -json and -csv files and the
+// per-instance attributions local of e's explanation of data to the
+// -attributions file (in the layout "tempora evaluate -attributions"
+// reads, dataio.WriteAttributions), those given: all or none (fileSet).
+func (f *explainFlags) writeFiles(e *tempora.Explanation, local *tempora.Tensor, data *tempora.Dataset, stderr io.Writer) error {
+	var set fileSet
+	if err := f.writeEach(&set, e, local, data); err != nil {
+		set.undo()
+		return err
 	}
-	k := method.ExplainedOutputs(e, data)
-	if err := dataio.WriteAttributionsNPY(f.attributions, local, k); err != nil {
-		return fmt.Errorf("explain: -attributions: %w", err)
+	set.commit()
+	if f.attributions != "" {
+		fmt.Fprintf(stderr, "tempora: wrote %s (%s attributions of %s)\n", f.attributions, e.Method, attributionsShape(local, method.ExplainedOutputs(e, data)))
 	}
-	shape := fmt.Sprintf("%d instances × %d features × %d timesteps", local.M/k, local.D, local.L)
-	if k > 1 {
-		shape = fmt.Sprintf("%d instances × %d outputs × %d features × %d timesteps", local.M/k, k, local.D, local.L)
+	for _, p := range []string{f.jsonOut, f.csvOut} {
+		if p != "" {
+			fmt.Fprintf(stderr, "tempora: wrote %s\n", p)
+		}
 	}
-	fmt.Fprintf(stderr, "tempora: wrote %s (%s attributions of %s)\n", f.attributions, e.Method, shape)
 	return nil
 }
 
-// writeFiles writes the explanation to the -json and -csv files, if given.
-func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) error {
+// attributionsShape describes the shape of attributions of k outputs.
+func attributionsShape(local *tempora.Tensor, k int) string {
+	if k > 1 {
+		return fmt.Sprintf("%d instances × %d outputs × %d features × %d timesteps", local.M/k, k, local.D, local.L)
+	}
+	return fmt.Sprintf("%d instances × %d features × %d timesteps", local.M, local.D, local.L)
+}
+
+// writeEach writes the -attributions, -json and -csv files into set.
+func (f *explainFlags) writeEach(set *fileSet, e *tempora.Explanation, local *tempora.Tensor, data *tempora.Dataset) error {
+	if f.attributions != "" {
+		k := method.ExplainedOutputs(e, data)
+		if err := set.write(f.attributions, func(w io.Writer) error { return dataio.WriteAttributions(w, local, k) }); err != nil {
+			return fmt.Errorf("explain: -attributions: %w", err)
+		}
+	}
 	if f.jsonOut != "" {
-		if err := atomicfile.Write(f.jsonOut, func(w io.Writer) error {
+		if err := set.write(f.jsonOut, func(w io.Writer) error {
 			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
@@ -284,13 +297,11 @@ func (f *explainFlags) writeFiles(e *tempora.Explanation, stderr io.Writer) erro
 		}); err != nil {
 			return fmt.Errorf("explain: -json: %w", err)
 		}
-		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.jsonOut)
 	}
 	if f.csvOut != "" {
-		if err := atomicfile.Write(f.csvOut, e.WriteCSV); err != nil {
+		if err := set.write(f.csvOut, e.WriteCSV); err != nil {
 			return fmt.Errorf("explain: -csv: %w", err)
 		}
-		fmt.Fprintf(stderr, "tempora: wrote %s\n", f.csvOut)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"io"
+
+	"github.com/tempora-dev/tempora/experiments"
 )
 
 const exportHelp = `
@@ -56,6 +58,13 @@ func (p *program) export(_ context.Context, args []string, stdout, _ io.Writer) 
 	opts, err := p.options(o, "")
 	if err != nil {
 		return err
+	}
+	items, err := experiments.Items(opts)
+	if err != nil {
+		return err
+	}
+	if *shards > len(items) {
+		return usageErrorf("export: -shards %d for a suite of %d items: want at most %d (a shard beyond the items would run nothing)", *shards, len(items), len(items))
 	}
 	if p.parseOnly {
 		return nil

@@ -387,7 +387,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// only when asked for it.
 	help := fs.Usage
 	fs.Usage = func() {}
+	restore := countSets(fs)
 	err := fs.Parse(args)
+	repeated := restore()
 	fs.Usage = help
 	if errors.Is(err, flag.ErrHelp) {
 		fs.Usage()
@@ -395,6 +397,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 	if err != nil {
 		return usageErrorf("%s: %v (see tempora %s -h)", fs.Name(), err, fs.Name())
+	}
+	if repeated != "" {
+		return usageErrorf("%s: %s (give each flag once; see tempora %s -h)", fs.Name(), repeated, fs.Name())
 	}
 	return nil
 }

@@ -324,7 +324,7 @@ func TestBadUsage(t *testing.T) {
 	dir := smallProblem(t)
 	out := filepath.Join(t.TempDir(), "p")
 	synth := func(extra ...string) []string {
-		return append([]string{"synth", "-out", out, "-instances", "20", "-features", "3", "-timesteps", "4"}, extra...)
+		return withFlags([]string{"synth", "-out", out, "-instances", "20", "-features", "3", "-timesteps", "4"}, extra...)
 	}
 	explain := func(extra ...string) []string { return append([]string{"explain", "-problem", dir}, extra...) }
 	for _, tc := range []struct {

@@ -64,7 +64,12 @@ func (p *program) report(_ context.Context, args []string, stdout, _ io.Writer) 
 		recs = append(recs, r...)
 	}
 	record.Sort(recs)
-	files, err := results.WriteReport(*out, recs, suiteReports())
+	var files []string
+	removeStale(*out, "", true) // temporaries of reports killed midway
+	err := stageDir(*out, func(dir string) (err error) {
+		files, err = results.WriteReport(dir, recs, suiteReports())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -95,6 +95,11 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 		return nil
 	}
 	opts.Out = *out
+	release, err := lockRun(*out)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	defer release()
 	var prog *runProgress
 	if !*quiet {
 		prog = newRunProgress(stderr, opts.Suite)

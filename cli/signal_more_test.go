@@ -135,10 +135,14 @@ func TestSignalWrite(t *testing.T) {
 			cmd := exec.Command(bin, "synth", "-out", out, "-instances", "40000", "-features", "10", "-timesteps", "20", "-seed", "3")
 			cmd.Stderr = &stderr
 			signalWithin(t, cmd, &stderr, sig, func() bool {
-				entries, _ := os.ReadDir(out)
-				for _, e := range entries {
-					if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp") {
-						return true // a file is being written
+				// synth writes into .p.tmpPID-dir0 beside p (stageDir).
+				stages, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".p.tmp*"))
+				for _, d := range stages {
+					entries, _ := os.ReadDir(d)
+					for _, e := range entries {
+						if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp") {
+							return true // a file is being written
+						}
 					}
 				}
 				return false

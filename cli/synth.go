@@ -106,7 +106,7 @@ func (prog *program) synth(ctx context.Context, args []string, stdout, stderr io
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := p.SaveContext(ctx, *out); err != nil {
+	if err := stageDir(*out, func(dir string) error { return p.SaveContext(ctx, dir) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "tempora: generated in %v\n", time.Since(start).Round(time.Millisecond))

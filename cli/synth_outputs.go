@@ -82,7 +82,7 @@ func synthOutputs(ctx context.Context, cfg *synth.OutputsConfig, seed uint64, ou
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := p.SaveContext(ctx, out); err != nil {
+	if err := stageDir(out, func(dir string) error { return p.SaveContext(ctx, dir) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "tempora: generated in %v\n", time.Since(start).Round(time.Millisecond))

@@ -22,14 +22,31 @@ import (
 // tensor of n·k rows, to path atomically: shape (n, D, L) for k = 1, (n,
 // k, D, L) for k > 1.
 func WriteAttributionsNPY(path string, local *tempora.Tensor, k int) error {
-	if local == nil || k < 1 || local.M%k != 0 || len(local.Data) != local.M*local.D*local.L {
-		return fmt.Errorf("dataio: %s: no attributions of %d outputs to write", path, k)
+	if err := checkAttributions(local, k); err != nil {
+		return fmt.Errorf("dataio: %s: %w", path, err)
+	}
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteAttributions(w, local, k) })
+}
+
+// WriteAttributions writes the per-instance attributions local, a tensor
+// of n·k rows, to w as a .npy array in the layout of WriteAttributionsNPY,
+// for callers that write several files all or nothing.
+func WriteAttributions(w io.Writer, local *tempora.Tensor, k int) error {
+	if err := checkAttributions(local, k); err != nil {
+		return fmt.Errorf("dataio: %w", err)
 	}
 	shape := []int{local.M, local.D, local.L}
 	if k > 1 {
 		shape = []int{local.M / k, k, local.D, local.L}
 	}
-	return atomicfile.Write(path, func(w io.Writer) error { return npy.Write(w, shape, local.Data) })
+	return npy.Write(w, shape, local.Data)
+}
+
+func checkAttributions(local *tempora.Tensor, k int) error {
+	if local == nil || k < 1 || local.M%k != 0 || len(local.Data) != local.M*local.D*local.L {
+		return fmt.Errorf("no attributions of %d outputs to write", k)
+	}
+	return nil
 }
 
 // ReadAttributionsNPY reads per-instance attributions written in the

@@ -2,6 +2,8 @@ package dataio
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/errmsg"
@@ -52,6 +54,17 @@ type Files struct {
 	// Task and Alignment are the dataset's.
 	Task      tempora.Task
 	Alignment tempora.Alignment
+	// Warn, if not nil, is told of input that is read as it is but is
+	// likely not what its writer meant (one sentence, naming the files):
+	// a mask that marks a NaN observed, labels that are all one class.
+	Warn func(string)
+}
+
+// warn tells f.Warn, if any, of a warning.
+func (f Files) warn(format string, args ...any) {
+	if f.Warn != nil {
+		f.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // ReadFiles reads a dataset that may have missing values from files,
@@ -70,6 +83,9 @@ func ReadFiles(f Files) (*tempora.Dataset, *tempora.Observation, error) {
 	y, outs, err := f.readTargets(x.M)
 	if err != nil {
 		return nil, nil, err
+	}
+	if (f.Task == tempora.Classification || (outs != nil && outs.Kind == tempora.Classes)) && len(y) > 1 && !slices.ContainsFunc(y, func(v float64) bool { return v != y[0] }) {
+		f.warn("every label in %s is %v: the labels are all one class", f.Targets, y[0])
 	}
 	ds := &tempora.Dataset{X: x, Y: y, Task: f.Task, FeatureNames: names, Alignment: f.Alignment, Outputs: outs}
 	obs, err := ds.Observe(1)
@@ -205,7 +221,26 @@ func readData(f Files) (*tempora.Tensor, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		f.warnObservedNaN(x, mask)
 		ApplyMask(x, mask)
 	}
 	return x, names, nil
+}
+
+// warnObservedNaN warns of the cells mask marks observed where x holds
+// NaN: they are missing whatever the mask says.
+func (f Files) warnObservedNaN(x *tempora.Tensor, mask []bool) {
+	n, first := 0, -1
+	for k, ok := range mask {
+		if ok && math.IsNaN(x.Data[k]) {
+			if n == 0 {
+				first = k
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		i, r := first/(x.D*x.L), first%(x.D*x.L)
+		f.warn("%s marks %d %s observed where %s holds NaN (the first at instance %d, feature %d, timestep %d): they are missing", f.Mask, n, map[bool]string{true: "cell", false: "cells"}[n == 1], f.Data, i, r/x.L, r%x.L)
+	}
 }

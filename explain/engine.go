@@ -210,7 +210,11 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 	e := &Engine{model: m, data: data, scorer: scorer, seed: seed, workers: workers}
 	e.setObservation(obs)
 	ws := e.newWorkspace(false)
+	before := fingerprint(data.X.Data)
 	mean, err := e.evaluate(ws, data.X)
+	if err == nil && fingerprint(data.X.Data) != before {
+		return nil, errWroteData()
+	}
 	if err != nil {
 		if e.masked && !obs.Complete() {
 			return nil, fmt.Errorf("%w (baseline)%s", err, e.locateFailure())
@@ -495,6 +499,9 @@ func (e *Engine) batch(ctx context.Context, items []item, means []float64) error
 	})
 	for _, ws := range e.spaces[:nw] {
 		ws.clean(e.data.X)
+		if err == nil && ws.x.M == e.data.X.M {
+			err = checkUnchanged(ws.x, e.data.X)
+		}
 	}
 	if err == nil && int(ran.Load()) < len(items) {
 		// The context stopped the pool after it had handed out the last

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -196,7 +197,14 @@ func (e *Engine) drawPack(ws *workspace, buf *packBuf, items []item, pk pack, me
 	blocks, pred := e.packBlocks(buf, its, limit)
 	gather := func(v []float64) error { return e.gatherPack(ws, v, its) }
 	fail := func(err error) error {
-		return fmt.Errorf("%w (test %q, draw %d)", e.modelError(err), its[0].plan.Key, its[0].draw)
+		// A check of one block's predictions names its draw: in one
+		// call (predictFilled) each draw is one block.
+		it := its[0]
+		var be *resident.BlockError
+		if errors.As(err, &be) && len(pred) <= limit && be.Block < len(its) {
+			it = its[be.Block]
+		}
+		return fmt.Errorf("%w (test %q, draw %d)", e.modelError(err), it.plan.Key, it.draw)
 	}
 	var err error
 	if len(pred) <= limit {

@@ -2,6 +2,7 @@ package method_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -94,5 +95,43 @@ func TestMeasureHeld(t *testing.T) {
 	}
 	if (&method.Meter{}).Held(nil) != nil {
 		t.Error("Meter.Held(nil) is not nil")
+	}
+}
+
+// nanHeld predicts 0 for every row except row 7 of block 3, NaN.
+type nanHeld struct{ fakeHeld }
+
+func (f *nanHeld) PredictBlocks(dst []float64, _ *tempora.Tensor, blocks []resident.Block) error {
+	at := 0
+	for n := range blocks {
+		for r := range blocks[n].Rows() {
+			dst[at+r] = 0
+			if n == 3 && r == 7 {
+				dst[at+r] = math.NaN()
+			}
+		}
+		at += blocks[n].Rows()
+	}
+	return nil
+}
+
+// TestHeldPredictionErrorNamesTheInstance: a NaN predicted for row 7 of
+// the fourth block of a call of four blocks of 200 rows is reported at the
+// data's instance 7 and at block 3, not at row 607 of the call (issue 33).
+func TestHeldPredictionErrorNamesTheInstance(t *testing.T) {
+	x := tempora.NewTensor(200, 2, 3)
+	meter := &method.Meter{Model: tempora.ModelFunc(func([]float64, *tempora.Tensor) error { return nil }), Task: tempora.Regression}
+	var blocks []resident.Block
+	for range 4 {
+		blocks = append(blocks, resident.Block{Lo: 0, Hi: 200, Features: []int{0}, Start: 0, End: 0, Values: make([]float64, 200)})
+	}
+	err := meter.Held(&nanHeld{}).PredictBlocks(make([]float64, 800), x, blocks)
+	if err == nil || !strings.Contains(err.Error(), "predicted NaN for instance 7") {
+		t.Fatalf("error %v, want one at instance 7", err)
+	}
+	var be *resident.BlockError
+	var de *tempora.DataError
+	if !errors.As(err, &be) || be.Block != 3 || !errors.As(err, &de) || de.Instance != 7 || de.Row != 7 {
+		t.Errorf("error %#v: want block 3, instance 7, row 7", err)
 	}
 }

@@ -159,23 +159,24 @@ func (h *meteredHeld) Hold(x *tempora.Tensor) error { return h.held.Hold(x) }
 func (h *meteredHeld) BatchLimit() int              { return h.held.BatchLimit() }
 
 func (h *meteredHeld) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []resident.Block) error {
-	return h.count(dst, len(blocks), h.held.PredictBlocks(dst, x, blocks))
+	return h.count(dst, blocks, h.held.PredictBlocks(dst, x, blocks))
 }
 
 func (h *meteredHeld) PredictBlocksFilled(dst []float64, x *tempora.Tensor, blocks []resident.Block, scratch []float64, fill func([]float64) error) error {
-	return h.count(dst, len(blocks), h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
+	return h.count(dst, blocks, h.held.PredictBlocksFilled(dst, x, blocks, scratch, fill))
 }
 
-// count counts a block call of len(dst)/K rows in n blocks that returned
-// err, as n model calls (the model predicts each block by itself,
-// resident.Model), and checks its predictions, as Predict does.
-func (h *meteredHeld) count(dst []float64, n int, err error) error {
-	h.meter.calls.Add(int64(n))
+// count counts a block call of len(dst)/K rows in its blocks that returned
+// err, as one model call per block (the model predicts each block by
+// itself, resident.Model), and checks each block's predictions, as
+// Predict does, naming the held data's instance (resident.CheckBlocks).
+func (h *meteredHeld) count(dst []float64, blocks []resident.Block, err error) error {
+	h.meter.calls.Add(int64(len(blocks)))
 	h.meter.evals.Add(int64(len(dst) / h.meter.Outputs.Len()))
 	if err != nil {
 		return err
 	}
-	return tempora.CheckOutputs(h.meter.Task, h.meter.Outputs, dst)
+	return resident.CheckBlocks(h.meter.Task, h.meter.Outputs, dst, blocks)
 }
 
 // Calls returns the number of Predict calls so far.

@@ -2,12 +2,14 @@ package procmodel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-
+	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/resident"
@@ -203,6 +205,9 @@ type modelSide struct {
 	// then cost one copy each instead of two.
 	dirty   resident.Block
 	isDirty bool
+	// checked: the first block request on this resident data has been
+	// checked for writes of the model into its batch (predict).
+	checked bool
 }
 
 // writeResident writes a resident data frame for x to w: the values
@@ -263,7 +268,7 @@ func (r *modelSide) read(br io.Reader, h []byte, shared []byte) error {
 	}
 	r.x = &tempora.Tensor{M: m, D: d, L: l, Data: data}
 	r.work = r.x.Clone()
-	r.isDirty = false
+	r.isDirty, r.checked = false, false
 	r.seen = make([]int, d)
 	return nil
 }
@@ -374,9 +379,18 @@ func (r *modelSide) readBlocks(br *bufio.Reader, h []byte, shared []byte) (block
 
 // predict predicts each block with m, a model of k outputs per instance,
 // on the working copy with the block applied (restoring a different block
-// first).
+// first). A model must not modify its batch (tempora.Model); one that does
+// would change what every later block sees, so before answering the first
+// block request on new resident data, the working copy is restored and
+// compared with the data in the rows the request predicted
+// (checkUnchanged). Once per resident data frame: a check per request read
+// the rows' every cell, which at 500 × 100 × 200 tripled the cost of a
+// request of 32 draws of one feature (BenchmarkDrawTransport), where a draw
+// costs the cells it perturbs; a model that writes into its batch writes
+// at its first call.
 func (r *modelSide) predict(m tempora.Model, dst []float64, blocks []resident.Block, k int) error {
 	at := 0
+	lo, hi := r.x.M, 0
 	for n := range blocks {
 		b := &blocks[n]
 		if r.isDirty && !sameCells(&r.dirty, b) {
@@ -389,12 +403,40 @@ func (r *modelSide) predict(m tempora.Model, dst []float64, blocks []resident.Bl
 			return fmt.Errorf("block %d (rows [%d, %d)): %w", n, b.Lo, b.Hi, err)
 		}
 		at += b.Rows()
+		lo, hi = min(lo, b.Lo), max(hi, b.Hi)
+	}
+	if r.checked {
+		return nil
+	}
+	r.checked = true
+	r.clean()
+	return r.checkUnchanged(lo, hi)
+}
+
+// checkUnchanged returns an error naming the first cell of rows [lo, hi)
+// in which the working copy, restored, differs from the data: the model
+// wrote into its batch.
+func (r *modelSide) checkUnchanged(lo, hi int) error {
+	n := r.x.D * r.x.L
+	w, x := r.work.Data[lo*n:hi*n], r.x.Data[lo*n:hi*n]
+	if bytes.Equal(float64Bytes(w), float64Bytes(x)) {
+		return nil
+	}
+	for c := range w {
+		if math.Float64bits(w[c]) != math.Float64bits(x[c]) {
+			i, j, t := lo+c/n, c/r.x.L%r.x.D, c%r.x.L
+			copy(w, x) // this connection stops; leave the copy as the data
+			return fmt.Errorf("the model wrote into its batch (instance %d, feature %d, timestep %d: %v became %v): a tempora.Model must not modify x; copy x before changing it", i, j, t, x[c], w[c])
+		}
 	}
 	return nil
 }
 
 // clean restores the working copy's perturbed block.
 func (r *modelSide) clean() {
+	if !r.isDirty {
+		return
+	}
 	b, x, w := &r.dirty, r.x, r.work
 	for i := b.Lo; i < b.Hi; i++ {
 		for _, j := range b.Features {
@@ -412,3 +454,12 @@ func sameCells(a, b *resident.Block) bool {
 
 // getShared reads little-endian float64 values from b into dst.
 func getShared(dst []float64, b []byte) { getFloats(dst, b) }
+
+// float64Bytes returns the memory of v as bytes, for a comparison of bit
+// patterns (NaN payloads included).
+func float64Bytes(v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+}

@@ -105,6 +105,30 @@ func TestBlocksRoundTrip(t *testing.T) {
 	}
 }
 
+// TestModelWritesIntoBlocks: a served model that writes zeros into its
+// batch after predicting it (issue 33) is answered with an error naming
+// the write before any prediction of the changed data is sent, whether it
+// writes in the request's last block or in an earlier one.
+func TestModelWritesIntoBlocks(t *testing.T) {
+	x := randomTensor(7, 4, 6, "scribble")
+	blocks := testBlocks(x, "scribble")
+	for _, cut := range [][]resident.Block{blocks[:1], blocks} {
+		m, err := startHelper(t, "serve-scribble", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Hold(x); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, rowsOf(cut))
+		err = m.PredictBlocks(got, x, cut)
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), "the model wrote into its batch (instance ") {
+			t.Fatalf("%d blocks: error %v, want one naming the write", len(cut), err)
+		}
+	}
+}
+
 // TestVersionOneRefused checks that a model side of protocol version 1 is
 // refused at start, as soon as its hello's version is read (it sends no
 // more than those 8 bytes), with an error that says how to upgrade it.

@@ -181,6 +181,13 @@ func helperMain(mode string) {
 		time.Sleep(time.Hour)
 	case "serve-window":
 		Serve(in, out, windowModel)
+	case "serve-scribble":
+		// sumModel, then zeros written into its batch (issue 33).
+		Serve(in, out, tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
+			err := sumModel(dst, x)
+			clear(x.Data)
+			return err
+		}))
 	case "count-nan":
 		Serve(in, out, nanCounter)
 	case "hang":

@@ -9,9 +9,12 @@ import (
 )
 
 // setProcessGroup makes the child the leader of a new process group, so
-// that killGroup reaches the processes it starts too.
+// that killGroup reaches the processes it starts too, and, where the
+// system can (Linux), has it killed when this process dies, even of
+// SIGKILL (setDeathSignal).
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // killGroup kills the child's process group (the child and every process it

@@ -120,15 +120,54 @@ func Rehash(path string) (bool, error) {
 	if r.Format == Format && verify(r, b) == nil {
 		return false, nil // the file's own bytes match its checksum
 	}
-	old := r.Checksum
-	oldFormat := r.Format
 	r.Format = Format
 	nb, err := seal(r)
+	if err == nil {
+		nb, err = keepUnknown(nb, b)
+	}
 	if err != nil {
 		return false, fmt.Errorf("record: %s: %w", path, err)
 	}
-	if old == r.Checksum && oldFormat == Format {
+	if bytes.Equal(nb, b) {
 		return false, nil
 	}
 	return true, atomicfile.WriteBytes(path, nb)
+}
+
+// keepUnknown returns the sealed record nb with the members of the record
+// file b that this version does not know (a newer version's, or added by
+// hand) kept, and a checksum that covers them, as Read verifies it: the
+// members then in key order. nb as it is when b has none.
+func keepUnknown(nb, b []byte) ([]byte, error) {
+	var known, all map[string]json.RawMessage
+	if err := json.Unmarshal(nb, &known); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	extra := false
+	for k, v := range all {
+		if _, ok := known[k]; !ok {
+			known[k], extra = v, true
+		}
+	}
+	if !extra {
+		return nb, nil
+	}
+	delete(known, "checksum")
+	body, err := json.Marshal(known)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := Checksum(body)
+	if err != nil {
+		return nil, err
+	}
+	known["checksum"], _ = json.Marshal(sum)
+	out, err := json.MarshalIndent(known, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
 }

@@ -19,6 +19,33 @@ type Block struct {
 	Values     []float64
 }
 
+// BlockError is an error about one block of a call, Block its index among
+// the call's blocks (a check of its predictions, which name the held
+// data's instances).
+type BlockError struct {
+	Block int
+	Err   error
+}
+
+func (e *BlockError) Error() string { return e.Err.Error() }
+func (e *BlockError) Unwrap() error { return e.Err }
+
+// CheckBlocks checks the predictions dst of blocks (K per row, in the
+// blocks' order) with tempora.CheckOutputsAt, each block's against its
+// rows of the held data: an error is a *BlockError naming the block, whose
+// message names the data's instance.
+func CheckBlocks(task tempora.Task, o *tempora.Outputs, dst []float64, blocks []Block) error {
+	k, at := o.Len(), 0
+	for n := range blocks {
+		r := blocks[n].Rows()
+		if err := tempora.CheckOutputsAt(task, o, dst[at*k:(at+r)*k], blocks[n].Lo); err != nil {
+			return &BlockError{Block: n, Err: err}
+		}
+		at += r
+	}
+	return nil
+}
+
 // Rows returns the number of instances the block predicts, Hi − Lo.
 func (b *Block) Rows() int { return b.Hi - b.Lo }
 

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from . import _calls, _errors, _input, _outputs, _progress, _protocol
+from . import _calls, _errors, _input, _outputs, _progress, _protocol, _scratch
 from ._attributions import Attributions
 from ._binary import ModelError, StderrTail, StrPath, TemporaError, find_binary, run
 from ._explanation import Explanation
@@ -562,7 +562,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         shared_bytes = max(2 * Xa.nbytes, _MIN_SHARED_BYTES)  # two requests in flight
     shared_bytes = max(8, -(-int(shared_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE)
 
-    with tempfile.TemporaryDirectory(prefix="tempora-", dir=_scratch_dir(Xa.nbytes + ya.nbytes)) as tmp:
+    with _scratch.directory(_scratch_dir(Xa.nbytes + ya.nbytes)) as tmp:
         x_path, names_path = _write_data(tmp, data, bool(structured))
         y_path = os.path.join(tmp, "y.npy")
         json_path, out_path = os.path.join(tmp, "explanation.json"), os.path.join(tmp, "report.txt")
@@ -684,7 +684,7 @@ def check_data(data: _input.Data, binary: Optional[StrPath] = None) -> None:
     structured = _structured(method_table(exe))
     if not structured:
         return
-    with tempfile.TemporaryDirectory(prefix="tempora-", dir=_scratch_dir(data.X.nbytes)) as tmp:
+    with _scratch.directory(_scratch_dir(data.X.nbytes)) as tmp:
         x_path, names_path = _write_data(tmp, data, True)
         args = ["describe"] + structured + ["-data", x_path]
         if names_path is not None:

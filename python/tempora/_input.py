@@ -671,8 +671,10 @@ class Adapted:
         if self.kind == "torch":
             import torch
             p = next(iter(self.model.parameters()), None)
-            t = torch.as_tensor(np.ascontiguousarray(x), dtype=p.dtype if p is not None else torch.float32,
-                                device=p.device if p is not None else None)
+            # torch.tensor copies: the batch is read-only, which
+            # torch.as_tensor would share (with a warning) for a float64 model.
+            t = torch.tensor(np.ascontiguousarray(x), dtype=p.dtype if p is not None else torch.float32,
+                             device=p.device if p is not None else None)
             with torch.no_grad():
                 out = self.model(t)
             if isinstance(out, (tuple, list)):

@@ -126,8 +126,26 @@ def check_outputs(outputs: int) -> int:
     return int(outputs)
 
 
+def read_only(batch: "npt.NDArray[np.float64]") -> "npt.NDArray[np.float64]":
+    """batch, made read-only, as predict receives every batch: a block
+    request's batch is a view of the resident working copy, which a predict
+    that wrote into it (used it as scratch, normalised it in place) would
+    change for every later draw. The flag costs nothing; a private copy
+    (0.20 ms for a batch of 2000 x 12 x 48 on the 2-core development
+    machine, against 0.41 ms for a NumPy linear model on it) would cost
+    each draw its instances' every cell, not the block it perturbs, and a
+    CRC-32 that detects a write 1.6 ms (docs/decisions.md, "Model
+    processes")."""
+    batch.flags.writeable = False
+    return batch
+
+
 def describe_exception(exc: BaseException) -> str:
-    """Name an exception the way the error frame reports it."""
+    """Name an exception the way the error frame reports it; a write into
+    the read-only batch is named as such."""
+    if isinstance(exc, ValueError) and "read-only" in str(exc):
+        return ("predict wrote into its batch, which is read-only (tempora's data, which later batches reuse): "
+                "copy it before changing it (x = x.copy()); it raised %s: %s" % (type(exc).__name__, exc))
     return "predict raised %s: %s" % (type(exc).__name__, exc)
 
 
@@ -310,7 +328,7 @@ class _Resident:
                 self.dirty = (key, runs, [work[lo:hi, j0:j1, start:end + 1].copy() for _, j0, j1 in runs])
             for f0, j0, j1 in runs:
                 work[lo:hi, j0:j1, start:end + 1] = vals[:, f0:f0 + j1 - j0]
-            batch = work[lo:hi]
+            batch = read_only(work[lo:hi])
             parts.append(_predictions(predict(batch), hi - lo, self.outputs))
             del batch
         out = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -384,8 +402,10 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
     readinto(view) reads into a writable buffer and returns the number of
     bytes read (0 at end of input); sendall(data) writes all of data.
     shared is the connection's shared buffer (an mmap), or None. The batch
-    passed to predict is a float64 array of shape (M, D, L); it may be a view
-    of the shared buffer, valid only during the call.
+    passed to predict is a read-only float64 array of shape (M, D, L), valid
+    only during the call: a view of the shared buffer, of this side's
+    request buffer or of the resident data (a predict that writes into it
+    raises an error that names the write; copy it to change it).
 
     With held (an array for which holdable is true), this side says in its
     hello that it holds held from the start as its resident data, so that
@@ -470,14 +490,14 @@ def serve_stream(predict: Predict, readinto: Callable[[memoryview], Optional[int
             raise ProtocolError(problem)
         if magic == SHARED_REQUEST_MAGIC:
             assert shared is not None
-            batch = np.frombuffer(shared, dtype="<f8", count=n, offset=off).reshape(m, d, l)
+            batch = read_only(np.frombuffer(shared, dtype="<f8", count=n, offset=off).reshape(m, d, l))
         else:
             if len(inline) < 8 * n:
                 inline = bytearray(8 * n)
             view = memoryview(inline)[:8 * n]
             if n and not _read_exactly(readinto, view):
                 raise ProtocolError("input ended after a request header")
-            batch = np.frombuffer(inline, dtype="<f8", count=n).reshape(m, d, l)
+            batch = read_only(np.frombuffer(inline, dtype="<f8", count=n).reshape(m, d, l))
         if first is not None:
             # tempora stops at the first error; a request it sent before
             # reading that error is not evaluated.
