@@ -159,8 +159,9 @@ func missingDirs(path string) []string {
 }
 
 // moveInto moves the files below tmp into dir, at the same relative
-// paths, after checking that none would replace anything but a regular
-// file.
+// paths, after checking that every one may be placed there
+// (atomicfile.Placeable: a regular file is replaced, a character device
+// or named pipe written through, anything else refused).
 func moveInto(tmp, dir string) error {
 	var rels []string
 	err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
@@ -168,8 +169,8 @@ func moveInto(tmp, dir string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(tmp, p)
-		if fi, err := os.Lstat(filepath.Join(dir, rel)); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", filepath.Join(dir, rel))
+		if err := atomicfile.Placeable(filepath.Join(dir, rel)); err != nil {
+			return err
 		}
 		rels = append(rels, rel)
 		return nil
@@ -182,7 +183,7 @@ func moveInto(tmp, dir string) error {
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return err
 		}
-		if err := os.Rename(filepath.Join(tmp, rel), to); err != nil {
+		if err := atomicfile.Place(filepath.Join(tmp, rel), to); err != nil {
 			return err
 		}
 	}

@@ -239,3 +239,43 @@ func WriteBytes(path string, b []byte) error {
 		return err
 	})
 }
+
+// Placeable returns nil if Place may put a file at path: nothing is
+// there, a regular file, a character device or a named pipe (or a
+// symbolic link to one of these); otherwise the error Write would return.
+func Placeable(path string) error {
+	_, _, err := destination(path)
+	return err
+}
+
+// Place puts the finished file from, built elsewhere on the same file
+// system, at path, as Write would have written it there: a rename over
+// path (or the file a link at path names) when it is absent or a regular
+// file; its content written through when path is a character device or a
+// named pipe, from then removed; otherwise Write's error. Callers that
+// write several files all or nothing build them first and Place them at
+// the end.
+func Place(from, path string) error {
+	target, mode, err := destination(path)
+	if err != nil {
+		return err
+	}
+	if mode&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0 {
+		f, err := os.Open(from)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := writeThrough(context.Background(), path, mode&fs.ModeNamedPipe != 0, func(w io.Writer) error {
+			_, err := io.Copy(w, f)
+			return err
+		}); err != nil {
+			return err
+		}
+		return os.Remove(from)
+	}
+	if err := os.Rename(from, target); err != nil {
+		return pathError("write", path, err)
+	}
+	return nil
+}
