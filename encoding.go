@@ -57,8 +57,47 @@ type jsonAccounting struct {
 	WindowProbes   int64   `json:"window_probes"`
 	RuntimeSeconds float64 `json:"runtime_seconds"`
 	Incomplete     bool    `json:"incomplete"`
+	// StoppedBy and Batch are omitted when unset, so that explanations
+	// without them read and write as before.
+	StoppedBy string     `json:"stopped_by,omitempty"`
+	Batch     *jsonBatch `json:"batch,omitempty"`
 	// Draws is omitted for methods without permutation tests.
 	Draws []jsonDrawCount `json:"draws,omitempty"`
+}
+
+// jsonBatch is the JSON form of a Batch.
+type jsonBatch struct {
+	Size  int             `json:"size"`
+	Auto  bool            `json:"auto"`
+	Costs []jsonBatchCost `json:"costs,omitempty"`
+}
+
+type jsonBatchCost struct {
+	Size               int     `json:"size"`
+	SecondsPerInstance float64 `json:"seconds_per_instance"`
+}
+
+// toJSONBatch and fromJSONBatch convert a Batch (nil stays nil).
+func toJSONBatch(b *Batch) *jsonBatch {
+	if b == nil {
+		return nil
+	}
+	j := &jsonBatch{Size: b.Size, Auto: b.Auto}
+	for _, c := range b.Costs {
+		j.Costs = append(j.Costs, jsonBatchCost(c))
+	}
+	return j
+}
+
+func fromJSONBatch(j *jsonBatch) *Batch {
+	if j == nil {
+		return nil
+	}
+	b := &Batch{Size: j.Size, Auto: j.Auto}
+	for _, c := range j.Costs {
+		b.Costs = append(b.Costs, BatchCost(c))
+	}
+	return b
 }
 
 type jsonDrawCount struct {
@@ -91,6 +130,8 @@ type jsonFeature struct {
 	FuturePValue    *float64 `json:"future_p_value,omitempty"`
 	FuturePAdjusted *float64 `json:"future_p_adjusted,omitempty"`
 	ReadsFuture     bool     `json:"reads_future,omitempty"`
+	// Undecided is omitted for a node whose tests were all decided.
+	Undecided string `json:"undecided,omitempty"`
 	// Windows is the list of windows; omitted when none was searched, so
 	// that explanations without it read and write as before.
 	Windows []jsonWindow `json:"windows,omitempty"`
@@ -157,6 +198,7 @@ func toJSONFeature(f FeatureResult) jsonFeature {
 		OrderingImportant:    f.OrderingImportant,
 		WindowOrderingPValue: optFloat(f.WindowOrderingPValue), WindowOrderingImportant: f.WindowOrderingImportant,
 		FuturePValue: optFloat(f.FuturePValue), FuturePAdjusted: optFloat(f.FuturePAdjusted), ReadsFuture: f.ReadsFuture,
+		Undecided: f.Undecided,
 	}
 	if f.Index < 0 || len(f.Members) != 1 {
 		j.Members = f.Members
@@ -178,6 +220,7 @@ func fromJSONFeature(j jsonFeature) FeatureResult {
 		OrderingImportant:    j.OrderingImportant,
 		WindowOrderingPValue: fromOpt(j.WindowOrderingPValue), WindowOrderingImportant: j.WindowOrderingImportant,
 		FuturePValue: fromOpt(j.FuturePValue), FuturePAdjusted: fromOpt(j.FuturePAdjusted), ReadsFuture: j.ReadsFuture,
+		Undecided: j.Undecided,
 	}
 	if f.Members == nil && f.Index >= 0 {
 		f.Members = []int{f.Index}
@@ -220,7 +263,7 @@ func (e *Explanation) MarshalJSON() ([]byte, error) {
 		Accounting: jsonAccounting{
 			ModelCalls: e.Accounting.ModelCalls, InstanceEvals: e.Accounting.InstanceEvals,
 			WindowProbes: e.Accounting.WindowProbes, RuntimeSeconds: e.Accounting.Runtime.Seconds(),
-			Incomplete: e.Accounting.Incomplete,
+			Incomplete: e.Accounting.Incomplete, StoppedBy: e.Accounting.StoppedBy, Batch: toJSONBatch(e.Accounting.Batch),
 		},
 	}
 	for _, c := range e.Accounting.Draws {
@@ -360,6 +403,7 @@ func (e *Explanation) UnmarshalJSON(b []byte) error {
 	e.Accounting = Accounting{
 		ModelCalls: a.ModelCalls, InstanceEvals: a.InstanceEvals, WindowProbes: a.WindowProbes,
 		Runtime: time.Duration(math.Round(a.RuntimeSeconds * float64(time.Second))), Incomplete: a.Incomplete,
+		StoppedBy: a.StoppedBy, Batch: fromJSONBatch(a.Batch),
 	}
 	for _, c := range a.Draws {
 		e.Accounting.Draws = append(e.Accounting.Draws, DrawCount(c))

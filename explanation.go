@@ -144,11 +144,63 @@ type Accounting struct {
 	// Incomplete is true when the method stopped on a budget before its own
 	// stopping rule (e.g. SAGE's convergence test) was met.
 	Incomplete bool
+	// StoppedBy names the budget that stopped a run before its decisions
+	// were all made (TIME: "max-calls" or "max-time"): the explanation
+	// then holds the decisions settled before it, each feature whose tests
+	// had not finished is marked Undecided, and Incomplete is true. Empty
+	// otherwise.
+	StoppedBy string
+	// Batch is the batch size of the model calls when it was set or
+	// chosen (TIME's batch); nil otherwise.
+	Batch *Batch
 	// Draws breaks the permutation draws down by kind of test, in a fixed
 	// order (TIME: overall, window search, ordering, window, window
 	// ordering; PERM: cell); nil for methods that do not run permutation
 	// tests.
 	Draws []DrawCount
+}
+
+// RunEstimate is a method's estimate of what a run costs, made during the
+// run from its first model calls (TIME: after the baseline, and again once
+// its feature tests are decided): the model calls and instance
+// evaluations of the whole run, made so far included, at most, and the
+// wall time of the rest at the cost per instance measured so far.
+type RunEstimate struct {
+	// After names what the estimate follows: "baseline" or "feature
+	// tests".
+	After string
+	// ModelCalls and InstanceEvals are the run's totals at most: every
+	// test still to run goes to its cap, and (after the baseline) every
+	// feature and group is important.
+	ModelCalls, InstanceEvals float64
+	// SecondsPerInstance is the measured wall time per instance
+	// evaluation: the baseline's (or, with a batch size chosen by timing,
+	// the chosen size's), then the feature tests' own, with the run's
+	// workers.
+	SecondsPerInstance float64
+	// SecondsLeft is the wall time of the evaluations still to come at
+	// most, at SecondsPerInstance.
+	SecondsLeft float64
+}
+
+// Batch is the batch size of an explanation's model calls: the most
+// instances per call, given or chosen by timing the model at a few sizes.
+// The results do not depend on it, only the model calls do.
+type Batch struct {
+	// Size is the most instances per model call the run used.
+	Size int
+	// Auto reports that Size was chosen by timing the model (Costs).
+	Auto bool
+	// Costs are the measured costs of the sizes timed, largest first
+	// (Auto only).
+	Costs []BatchCost
+}
+
+// BatchCost is the measured cost of one batch size: the wall time of a
+// pass over the data in calls of Size instances, per instance.
+type BatchCost struct {
+	Size               int
+	SecondsPerInstance float64
 }
 
 // DrawCount is the cost of one kind of permutation test. Each draw is one
@@ -256,6 +308,15 @@ type FeatureResult struct {
 	// its own step. NaN when not tested.
 	FuturePValue, FuturePAdjusted float64
 	ReadsFuture                   bool
+	// Undecided names the first of the node's tests that a budget stopped
+	// before they were decided (Accounting.StoppedBy), as
+	// Accounting.Draws names the kinds of test: "overall" (its
+	// importance), "window" (its windows and whole-sequence ordering),
+	// "window ordering" or "future" (the causal check); that test and the
+	// node's later ones are not answers (Important false there means not
+	// decided, not unimportant). Empty when every test the node needed was
+	// decided.
+	Undecided string
 	// Windows lists the feature's windows in time order, with their tests
 	// and the uncertainty of their ends (TIME); nil when no window was
 	// searched. Window and the Window… fields above repeat its lead window

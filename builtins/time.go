@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/explain"
@@ -72,6 +73,14 @@ var (
 	copyMemory = method.Spec[int]{Name: "copy-memory",
 		Doc:   "MiB the workers' copies of the data may use: each worker copies the whole data when all copies fit, else it predicts chunks of instances (0: the smaller of 256 MiB and a quarter of the memory limit; results are the same)",
 		Range: "[0, inf)"}
+	timeBatch = method.Spec[string]{Name: "batch",
+		Doc: "most instances per model call: a number, or auto (time the model at a few sizes after the baseline, one pass over the data each, and take the cheapest per instance); empty: a draw's instances in one call where the copy-memory and the model allow (results are the same)"}
+	timeMaxCalls = method.Spec[int]{Name: "max-calls",
+		Doc:   "budget of model calls, the baseline's included: the run stops before exceeding it with the decisions settled so far, its other features marked undecided (0: none)",
+		Range: "[0, inf)"}
+	timeMaxTime = method.Spec[time.Duration]{Name: "max-time",
+		Doc:   "wall-time budget: no model call starts after it, and the run stops with the decisions settled so far, its other features marked undecided (0: none)",
+		Range: "[0, inf)"}
 	timeConditional = method.Spec[bool]{Name: "conditional",
 		Doc: "conditional permutation tests: does a feature carry information about the target beyond the other features (false: marginal tests, does the model's loss depend on it)"}
 	timeWindowRule = method.Spec[string]{Name: "window-rule",
@@ -92,7 +101,7 @@ func timeMethod() method.Method {
 	return method.Method{
 		Name:   "TIME",
 		Doc:    "Temporal Importance Model Explanation: permutation tests of features, windows and orderings with hierarchical FDR control",
-		Params: method.Params(timeTests, permutations, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeTreeFDR, timeConditional, timeLengthRule, drawLimit, copyMemory, sequential, familyStop),
+		Params: method.Params(timeTests, permutations, timeAlpha, timeGamma, timeHierarchy, timeWindowRule, timeWindows, timeTreeFDR, timeConditional, timeLengthRule, drawLimit, copyMemory, timeBatch, timeMaxCalls, timeMaxTime, sequential, familyStop),
 		New: func(c method.Config) (tempora.Explainer, error) {
 			tests, err := testsOf(c.Values, timeTests, true)
 			if err != nil {
@@ -104,6 +113,11 @@ func timeMethod() method.Method {
 				Seed: c.Seed, Workers: c.Workers, Conditional: timeConditional.Get(c.Values),
 				MaxDraws:     int64(drawLimit.Get(c.Values)),
 				MemoryBudget: int64(copyMemory.Get(c.Values)) << 20,
+				MaxCalls:     int64(timeMaxCalls.Get(c.Values)), MaxTime: timeMaxTime.Get(c.Values),
+				Estimates: c.Estimates,
+			}
+			if t.Batch, err = ParseBatch(timeBatch.Get(c.Values)); err != nil {
+				return nil, err
 			}
 			if t.MaxDraws == 0 {
 				t.MaxDraws = -1 // no limit
@@ -132,6 +146,22 @@ func timeMethod() method.Method {
 		Mode:  method.AllNonZero,
 		Tests: true,
 	}
+}
+
+// ParseBatch parses TIME's batch parameter: empty or 0 (none), auto
+// (explain.BatchAuto) or a positive number of instances.
+func ParseBatch(s string) (int, error) {
+	switch s = strings.TrimSpace(s); s {
+	case "", "0":
+		return 0, nil
+	case "auto":
+		return explain.BatchAuto, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("batch %q: want auto, a number of instances per model call, or 0 (none)", s)
+	}
+	return n, nil
 }
 
 // TestsOf returns the tests that method m (TIME or PERM) runs with the

@@ -188,7 +188,12 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return usageErrorf("explain: %v", err) // checked above; kept for safety
 	}
-	ex, err := m.Explainer(method.Config{Seed: f.seed, Workers: f.workers, Data: data, Values: vals})
+	var prog *progressReporter
+	ex, err := m.Explainer(method.Config{Seed: f.seed, Workers: f.workers, Data: data, Values: vals, Estimates: func(e tempora.RunEstimate) {
+		if prog != nil {
+			prog.estimate(e)
+		}
+	}})
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
@@ -202,7 +207,6 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 	if w := largeRunWarning(m.Name, total, exact); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
-	var prog *progressReporter
 	if !f.quiet {
 		prog = startProgress(stderr, f.progress, m.Name, total, exact)
 		model, held = prog.model(model), prog.held(held, data.K())
@@ -215,7 +219,11 @@ func (p *program) explain(ctx context.Context, args []string, stdout, stderr io.
 		return err
 	}
 	acc := e.Accounting
-	fmt.Fprintf(stderr, "tempora: %s took %v: %d model calls, %d instance evaluations\n", m.Name, acc.Runtime.Round(time.Millisecond), acc.ModelCalls, acc.InstanceEvals)
+	stopped := ""
+	if acc.StoppedBy != "" {
+		stopped = fmt.Sprintf("; stopped by the budget (-%s) with %d features or groups undecided", acc.StoppedBy, undecided(e))
+	}
+	fmt.Fprintf(stderr, "tempora: %s took %v: %d model calls, %d instance evaluations%s\n", m.Name, acc.Runtime.Round(time.Millisecond), acc.ModelCalls, acc.InstanceEvals, stopped)
 
 	named := *e
 	named.Method = m.Name

@@ -107,6 +107,42 @@ func (p *progressReporter) model(m tempora.Model) tempora.Model {
 	})
 }
 
+// estimate reports a run's estimate of its cost (tempora.RunEstimate): a
+// line, or with -progress json a line {"estimate": …}.
+func (p *progressReporter) estimate(e tempora.RunEstimate) {
+	if p.json {
+		b, _ := json.Marshal(map[string]estimateLine{"estimate": {After: e.After, ModelCalls: e.ModelCalls, InstanceEvals: e.InstanceEvals,
+			SecondsPerInstance: e.SecondsPerInstance, SecondsLeft: e.SecondsLeft}})
+		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	if p.tty && p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+	}
+	fmt.Fprintln(p.w, "tempora: "+estimateText(p.method, e))
+}
+
+// estimateLine is the JSON form of a tempora.RunEstimate in -progress json.
+type estimateLine struct {
+	After              string  `json:"after"`
+	ModelCalls         float64 `json:"model_calls"`
+	InstanceEvals      float64 `json:"instance_evaluations"`
+	SecondsPerInstance float64 `json:"seconds_per_instance"`
+	SecondsLeft        float64 `json:"seconds_left"`
+}
+
+// estimateText describes an estimate in one line.
+func estimateText(method string, e tempora.RunEstimate) string {
+	left := time.Duration(min(e.SecondsLeft, math.MaxInt64/2e9) * float64(time.Second))
+	if left >= 10*time.Second {
+		left = left.Round(time.Second)
+	} else {
+		left = left.Round(time.Millisecond)
+	}
+	return fmt.Sprintf("%s: estimate after the %s: at most %s model calls and %s instance evaluations in all, at most %v left at %.3g ms per instance",
+		method, e.After, shortCount(e.ModelCalls), shortCount(e.InstanceEvals), left, 1e3*e.SecondsPerInstance)
+}
+
 // finish stops the reports: a last JSON line, or the terminal line
 // cleared.
 func (p *progressReporter) finish() {

@@ -87,6 +87,10 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 		fmt.Fprintf(w, ", window probes %d", e.Accounting.WindowProbes)
 	}
 	fmt.Fprintln(w)
+	writeBatch(w, e.Accounting.Batch)
+	if by := e.Accounting.StoppedBy; by != "" {
+		fmt.Fprintf(w, "stopped by the budget (-%s): %d features or groups undecided (their tests did not finish; not unimportant)\n", by, undecided(e))
+	}
 	if tests {
 		n := 0
 		for _, f := range e.Features {
@@ -114,8 +118,15 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 			if !f.Tested {
 				imp = "untested"
 			}
+			win := foundWindow(f)
+			switch f.Undecided {
+			case "overall":
+				imp = "undecided"
+			case "window":
+				win = "undecided"
+			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r+1, f.Name, imp, fmtScore(f.Score), fmtP(f.PValue), fmtP(f.PAdjusted),
-				foundWindow(f), fmtP(f.WindowPAdjusted), outcome(f.OrderingImportant, f.OrderingPValue), outcome(f.WindowOrderingImportant, f.WindowOrderingPValue))
+				win, fmtP(f.WindowPAdjusted), outcome(f.OrderingImportant, f.OrderingPValue), outcome(f.WindowOrderingImportant, f.WindowOrderingPValue))
 		}
 	} else {
 		fmt.Fprintln(tw, "rank\tfeature\tscore\tpeak timestep\tpeak cell score")
@@ -152,6 +163,35 @@ func writeExplanation(w io.Writer, e *tempora.Explanation, data *tempora.Dataset
 	if e.Accounting.Incomplete && len(e.Warnings) == 0 {
 		fmt.Fprintln(w, "warning: the method stopped on its budget before its own stopping rule was met")
 	}
+}
+
+// writeBatch prints the batch size of the model calls, when one was set
+// or chosen, with the measured costs of the sizes timed.
+func writeBatch(w io.Writer, b *tempora.Batch) {
+	if b == nil {
+		return
+	}
+	fmt.Fprintf(w, "batch: %d instances per model call", b.Size)
+	if b.Auto {
+		costs := make([]string, len(b.Costs))
+		for k, c := range b.Costs {
+			costs[k] = fmt.Sprintf("%d: %.3g ms", c.Size, 1e3*c.SecondsPerInstance)
+		}
+		fmt.Fprintf(w, " (chosen by timing per instance: %s)", strings.Join(costs, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+// undecided counts the features and groups of e that a budget left
+// undecided.
+func undecided(e *tempora.Explanation) int {
+	n := 0
+	for _, f := range append(append([]tempora.FeatureResult(nil), e.Features...), e.Groups...) {
+		if f.Undecided != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // peakCell returns the timestep of feature j's largest |cell score| (the

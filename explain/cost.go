@@ -154,9 +154,9 @@ func (c TIME) cost(top []*node, data *tempora.Dataset) Cost {
 		}
 	}
 	walk(top)
-	rows := chunkRows(x, pool.Workers(c.Workers), c.MemoryBudget)
+	rows := capRows(chunkRows(x, pool.Workers(c.Workers), c.MemoryBudget), c.Batch)
 	callsPerDraw := math.Ceil(float64(x.M) / float64(rows))
-	cost.ModelCalls = 1 + cost.Draws*callsPerDraw
+	cost.ModelCalls = math.Ceil(float64(x.M)/float64(capRows(x.M, c.Batch))) + cost.Draws*callsPerDraw
 	cost.InstanceEvals = float64(x.M) * (1 + cost.Draws)
 	return cost
 }

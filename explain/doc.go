@@ -187,6 +187,13 @@
 // of more than 2²¹ values, one chunk of instances that it predicts at a
 // time (see Engine).
 //
+// The instances of one model call follow one rule (batch.go): the memory
+// budget's chunk or the model's request limit, at most TIME.Batch, which
+// BatchAuto chooses by timing the model at a few sizes. TIME.Estimates
+// receives the run's estimates of its cost (estimate.go), and a budget
+// (TIME.MaxCalls, MaxTime; budget.go) stops a run with the decisions
+// settled before it, the rest marked undecided (stopped.go).
+//
 // # Missing values
 //
 // The data may hold missing values (NaN), which reach the model as NaN:

@@ -60,11 +60,15 @@ func (ws *workspace) clean(src *tempora.Tensor) {
 	}
 }
 
-// chunkRows returns the number of instances per model call of a draw: M
-// when every worker's copy of the data fits the memory budget (or the data
-// has at most chunkValues values), else as many as chunkValues values
-// hold.
-func (e *Engine) chunkRows() int { return chunkRows(e.data.X, e.workers, e.budget) }
+// chunkRows returns the number of instances per model call of a draw on
+// the native path: M when every worker's copy of the data fits the memory
+// budget (or the data has at most chunkValues values), else as many as
+// chunkValues values hold; at most the batch size (SetBatch, batch.go).
+func (e *Engine) chunkRows() int { return capRows(e.memoryRows(), e.batchRows) }
+
+// memoryRows is chunkRows by the memory budget alone: M when every
+// worker holds a copy of the whole data.
+func (e *Engine) memoryRows() int { return chunkRows(e.data.X, e.workers, e.budget) }
 
 // chunkRows returns the instances per model call of a draw of data x with
 // the given workers and budget (0 or less: memlimit.CopyBudget, the
@@ -101,8 +105,9 @@ func (e *Engine) newWorkspace(withCopy bool) *workspace {
 
 // predict predicts x into dst, counting the call.
 func (e *Engine) predict(dst []float64, x *tempora.Tensor, first int) error {
-	e.calls.Add(1)
-	e.evals.Add(int64(x.M))
+	if err := e.spend(1, int64(x.M)); err != nil {
+		return err
+	}
 	if err := e.model.Predict(dst, x); err != nil {
 		// x's rows are the data's instances first, first+1, …: a
 		// prediction error names its instance (docs/errors.md).
@@ -131,8 +136,9 @@ func predictionError(i int, p float64, format string, args ...any) error {
 	return de
 }
 
-// evaluate predicts x into ws.pred (or, with x nil, takes the predictions
-// already in ws.pred: K per instance), computes the mean losses into
+// evaluate predicts x into ws.pred (in calls of at most the batch size,
+// SetBatch; or, with x nil, takes the predictions already in ws.pred: K
+// per instance), computes the mean losses into
 // ws.stats (the whole model's first, then each output's; Scorer.Mean) and
 // returns the whole model's.
 func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
@@ -141,7 +147,7 @@ func (e *Engine) evaluate(ws *workspace, x *tempora.Tensor) (float64, error) {
 		for i := range ws.pred {
 			ws.pred[i] = nan
 		}
-		if err := e.predict(ws.pred, x, 0); err != nil {
+		if err := e.predictRows(ws.pred, x, capRows(x.M, e.batchRows)); err != nil {
 			return 0, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tempora-dev/tempora"
 	"github.com/tempora-dev/tempora/internal/pool"
@@ -133,14 +134,25 @@ type TestResult struct {
 // An Engine's methods may be called from several goroutines; concurrent
 // calls of Run are serialised.
 type Engine struct {
-	model   tempora.Model
-	data    *tempora.Dataset
-	scorer  *tempora.Scorer
-	seed    uint64
-	workers int
-	budget  int64 // bytes of the workers' copies; 0: the default
+	model     tempora.Model
+	data      *tempora.Dataset
+	scorer    *tempora.Scorer
+	seed      uint64
+	workers   int
+	budget    int64 // bytes of the workers' copies; 0: the default
+	batchRows int   // most instances per model call; 0: none (batch.go)
+
+	// The run's budget (budget.go): the most model calls (0: none) and
+	// the deadline of the last call's start (zero: none).
+	maxCalls int64
+	deadline time.Time
 
 	baseMean float64
+	// basePred holds the baseline's predictions (TuneBatch checks its
+	// passes against them) and baseTime the wall time of the baseline's
+	// model calls.
+	basePred []float64
+	baseTime time.Duration
 	// base holds the baseline's mean losses: the whole model's, then each
 	// output's (Scorer.Mean).
 	base []float64
@@ -194,11 +206,12 @@ func NewEngine(m tempora.Model, data *tempora.Dataset, loss tempora.Loss, seed u
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	return newEngine(m, data, obs, loss, seed, workers)
+	return newEngine(m, data, obs, loss, seed, workers, 0)
 }
 
-// newEngine is NewEngine for data already observed.
-func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation, loss tempora.Loss, seed uint64, workers int) (*Engine, error) {
+// newEngine is NewEngine for data already observed, whose baseline is
+// predicted in calls of at most batch instances (0: one call).
+func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation, loss tempora.Loss, seed uint64, workers, batch int) (*Engine, error) {
 	if workers < 0 {
 		return nil, fmt.Errorf("explain: negative worker count %d", workers)
 	}
@@ -207,11 +220,13 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	e := &Engine{model: m, data: data, scorer: scorer, seed: seed, workers: workers}
+	e := &Engine{model: m, data: data, scorer: scorer, seed: seed, workers: workers, batchRows: max(0, batch)}
 	e.setObservation(obs)
 	ws := e.newWorkspace(false)
 	before := fingerprint(data.X.Data)
+	began := time.Now()
 	mean, err := e.evaluate(ws, data.X)
+	e.baseTime = time.Since(began)
 	if err == nil && fingerprint(data.X.Data) != before {
 		return nil, errWroteData()
 	}
@@ -226,6 +241,7 @@ func newEngine(m tempora.Model, data *tempora.Dataset, obs *tempora.Observation,
 	}
 	e.baseMean = mean
 	e.base = slices.Clone(ws.stats)
+	e.basePred = slices.Clone(ws.pred)
 	return e, nil
 }
 

@@ -72,7 +72,7 @@ func TestMaskedPathsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 4, workers)
+		eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 4, workers, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestMaskedDrawsKeepMask(t *testing.T) {
 				}
 				return observedSum(dst, p)
 			})
-			eng, err := newEngine(check, data, obs, nil, 1, 2)
+			eng, err := newEngine(check, data, obs, nil, 1, 2, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,7 +341,7 @@ func TestPermuteRowMatchesRootOps(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rule := range []LengthRule{Receiver{}, Donor{}} {
-				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 1, 1)
+				eng, err := newEngine(tempora.ModelFunc(observedSum), data, obs, nil, 1, 1, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -35,6 +35,7 @@ func (r *timeRun) units(ctx context.Context, important []*node) ([]unit, error) 
 	for i, n := range important {
 		fams[i].Alpha = r.cfg.Alpha
 		for c := range k {
+			r.outputRes(n, c).Undecided = stepOverall
 			u := unit{node: n, out: OutputOf(c)}
 			fams[i].Tests = append(fams[i].Tests, u.test("overall", r.whole, r.cfg.across(), p, r.cfg.familyStop(p)))
 		}
@@ -53,6 +54,7 @@ func (r *timeRun) units(ctx context.Context, important []*node) ([]unit, error) 
 		for c, t := range res[i] {
 			fr := r.outputRes(n, c)
 			fr.Tested, fr.Score, fr.PValue, fr.PAdjusted, fr.Important = true, t.Score, t.PValue, adj[c], rej[c]
+			fr.Undecided = ""
 			if rej[c] {
 				units = append(units, unit{node: n, out: OutputOf(c), res: fr})
 			}
@@ -149,6 +151,7 @@ func (r *timeRun) checkCausal(ctx context.Context, nodes []*node) error {
 	outs.CausalChecked = true
 	for i, u := range members {
 		u.res.FuturePValue, u.res.FuturePAdjusted, u.res.ReadsFuture = pv[i], adj[i], rej[i]
+		u.res.Undecided = ""
 		outs.ReadsFuture = outs.ReadsFuture || rej[i]
 	}
 	return nil

@@ -93,7 +93,7 @@ func (e *Engine) resident() (bool, error) {
 		return r.model != nil, nil
 	}
 	r.decided = true
-	if r.held == nil || e.chunkRows() < e.data.X.M {
+	if r.held == nil || e.memoryRows() < e.data.X.M {
 		return false, nil
 	}
 	if err := r.held.Hold(e.data.X); err != nil {
@@ -103,13 +103,18 @@ func (e *Engine) resident() (bool, error) {
 	return true, nil
 }
 
-// packRows returns the instances per PredictBlocks call.
+// packRows returns the instances per PredictBlocks call (a request, which
+// may hold several blocks).
 func (e *Engine) packRows() int {
 	if l := e.res.model.BatchLimit(); l > 0 {
 		return l
 	}
 	return DefaultPackRows
 }
+
+// blockRows returns the most instances of one block, one model call on
+// the resident path: packRows, at most the batch size (SetBatch).
+func (e *Engine) blockRows() int { return capRows(e.packRows(), e.batchRows) }
 
 // blockValues returns the values of one draw's block of test p.
 func (e *Engine) blockValues(p *plan) int {
@@ -123,6 +128,7 @@ func (e *Engine) blockValues(p *plan) int {
 func (e *Engine) batchBlocks(ctx context.Context, items []item, means []float64) error {
 	limit := e.packRows()
 	packs := e.cutPacks(items, limit)
+	rows := e.blockRows()
 	nw := min(pool.Workers(e.workers), len(packs))
 	for len(e.spaces) < nw {
 		// A lazy working copy: the resident path reads a worker's copy
@@ -141,7 +147,7 @@ func (e *Engine) batchBlocks(ctx context.Context, items []item, means []float64)
 	}
 	var ran atomic.Int64
 	err := pool.Run(ctx, nw, len(packs), func(w, k int) error {
-		if err := e.drawPack(e.spaces[w], e.res.bufs[w], items, packs[k], means, limit); err != nil {
+		if err := e.drawPack(e.spaces[w], e.res.bufs[w], items, packs[k], means, limit, rows); err != nil {
 			return err
 		}
 		ran.Add(1)
@@ -191,10 +197,11 @@ func (e *Engine) cutPacks(items []item, limit int) []pack {
 // goes in one call, the draws gathered straight into the memory the model
 // offers (predictFilled: a connection's shared buffer); a larger one (one
 // draw of more instances than the limit) in calls of at most limit rows
-// (predictSplit).
-func (e *Engine) drawPack(ws *workspace, buf *packBuf, items []item, pk pack, means []float64, limit int) error {
+// (predictSplit). Each draw is cut into blocks of at most rows instances,
+// one model call each.
+func (e *Engine) drawPack(ws *workspace, buf *packBuf, items []item, pk pack, means []float64, limit, rows int) error {
 	its := items[pk.a:pk.b]
-	blocks, pred := e.packBlocks(buf, its, limit)
+	blocks, pred := e.packBlocks(buf, its, rows)
 	gather := func(v []float64) error { return e.gatherPack(ws, v, its) }
 	fail := func(err error) error {
 		// A check of one block's predictions names its draw: in one
@@ -300,8 +307,9 @@ func (e *Engine) predictFilled(pred []float64, blocks []resident.Block, scratch 
 	var gatherErr error
 	// A held model predicts each block by itself (resident.Model): one
 	// model call per block.
-	e.calls.Add(int64(len(blocks)))
-	e.evals.Add(int64(len(pred) / e.data.K()))
+	if err := e.spend(int64(len(blocks)), int64(len(pred)/e.data.K())); err != nil {
+		return err
+	}
 	err := e.res.model.PredictBlocksFilled(pred, e.data.X, blocks, scratch, func(v []float64) error {
 		gatherErr = gather(v)
 		return gatherErr
@@ -328,8 +336,9 @@ func (e *Engine) predictSplit(pred []float64, blocks []resident.Block, vals []fl
 			rows += blocks[b1].Rows()
 			b1++
 		}
-		e.calls.Add(int64(b1 - b0))
-		e.evals.Add(int64(rows))
+		if err := e.spend(int64(b1-b0), int64(rows)); err != nil {
+			return err
+		}
 		k := e.data.K()
 		if err := e.res.model.PredictBlocks(pred[r0*k:(r0+rows)*k], e.data.X, blocks[b0:b1]); err != nil {
 			return fail(err)

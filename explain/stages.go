@@ -23,6 +23,7 @@ import (
 // family order.
 func (r *timeRun) testFamilies(ctx context.Context, top []*node) ([]*node, error) {
 	var important []*node
+	markTree(top, stepOverall)
 	for families := [][]*node{top}; len(families) > 0; {
 		fams := make([]Family, len(families))
 		for f, fam := range families {
@@ -69,8 +70,11 @@ func (r *timeRun) decideFamily(fam []*node, res []TestResult) []*node {
 	for i, n := range fam {
 		n.res.PAdjusted = adj[i]
 		n.res.Important = rej[i]
+		n.res.Undecided = ""
 		if rej[i] {
 			rejected = append(rejected, n)
+		} else {
+			markTree(n.children, "") // never tested: decided
 		}
 	}
 	return rejected
@@ -261,11 +265,12 @@ func (r *timeRun) fillCells() {
 // feature's window score over each of its significant windows. An
 // important feature without a significant window gets no cells under
 // Verified (TIME does not know where it acts) and its overall score at
-// every timestep under PaperRule. Cells are 0 elsewhere.
+// every timestep under PaperRule. Cells are 0 elsewhere, and for a feature
+// whose windows a budget left undecided.
 func fillCells(cells []float64, features []tempora.FeatureResult, l int, rule WindowRule) {
 	for j := range features {
 		f := &features[j]
-		if !f.Important {
+		if !f.Important || f.Undecided == stepWindow {
 			continue
 		}
 		row := cells[j*l : (j+1)*l]

@@ -73,6 +73,27 @@ type TIME struct {
 	// process's memory limit. The result does not depend
 	// on it; the model calls do.
 	MemoryBudget int64
+	// Batch is the most instances per model call (Engine.SetBatch): 0
+	// leaves the calls as the memory budget and the model's limit make
+	// them (a draw's M instances in one call when the copies fit);
+	// BatchAuto times the model at a few sizes after the baseline and
+	// takes the cheapest per instance (Engine.TuneBatch, at the cost of
+	// up to five passes over the data). The result does not depend on
+	// it; the model calls do (Accounting.Batch reports them).
+	Batch int
+	// MaxCalls and MaxTime are the run's budget (Engine.SetBudget): the
+	// most model calls, the baseline's included, and the wall time from
+	// the start of Explain after which no model call starts; 0 means no
+	// limit. A run they stop returns the decisions settled before, with
+	// Accounting.StoppedBy set and every node whose tests had not
+	// finished marked Undecided (stopped.go).
+	MaxCalls int64
+	MaxTime  time.Duration
+	// Estimates, if not nil, is called with the run's estimates of its
+	// cost (estimate.go): after the baseline and the batch size, and once
+	// the feature tests are decided. It is called from Explain's
+	// goroutine and must return quickly.
+	Estimates func(tempora.RunEstimate)
 	// Conditional makes the across-instance tests (features, groups,
 	// window search and window) conditional permutation tests
 	// (Conditional, conditional.go): they ask whether a feature carries
@@ -171,6 +192,12 @@ func (c TIME) config() (TIME, error) {
 	if c.Windows == 0 {
 		c.Windows = DefaultWindows
 	}
+	if c.Batch < BatchAuto {
+		return c, fmt.Errorf("explain: TIME batch %d: want 0 (none), a size, or BatchAuto", c.Batch)
+	}
+	if c.MaxCalls < 0 || c.MaxTime < 0 {
+		return c, fmt.Errorf("explain: TIME budget of %d model calls and %v is negative (0: no limit)", c.MaxCalls, c.MaxTime)
+	}
 	if c.WindowRule != Verified && c.WindowRule != PaperRule {
 		return c, fmt.Errorf("explain: TIME window rule %d unknown", int(c.WindowRule))
 	}
@@ -195,11 +222,10 @@ func (c TIME) mode() testMode { return c.Tests.mode() }
 // the windows lie in the span where their features are observed, in the
 // data's aligned time.
 //
-// The steps (see the package documentation) are: the feature and group
-// families, top-down (testFamilies); for every important node, the window
-// search and split (locateWindows), the family {whole-sequence ordering,
-// windows} (testOrderingWindow) and the orderings of the significant
-// windows (testWindowOrderings); then the cells.
+// After the start (the baseline prediction) and the batch size (tune),
+// the steps are those of stages. A budget (MaxCalls, MaxTime) that stops
+// them is not an error: the explanation holds what was decided before it
+// (stop).
 func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, error) {
 	began := time.Now()
 	r, top, err := c.start(m, data)
@@ -207,27 +233,19 @@ func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model,
 		return nil, err
 	}
 	r.eng.Hold(held)
-	important, err := r.testFamilies(ctx, top)
-	if err != nil {
-		return nil, err
+	var deadline time.Time
+	if r.cfg.MaxTime > 0 {
+		deadline = began.Add(r.cfg.MaxTime)
 	}
-	r.diagnose(r.topRes, len(important))
-	units, err := r.units(ctx, important)
-	if err != nil {
-		return nil, err
+	r.eng.SetBudget(r.cfg.MaxCalls, deadline)
+	err = r.tune(ctx)
+	if err == nil {
+		r.estimateStart(top)
+		err = r.stages(ctx, top)
 	}
-	windows, err := r.locateWindows(ctx, units)
-	if err != nil {
-		return nil, err
-	}
-	significant, err := r.testOrderingWindow(ctx, units, windows)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.testWindowOrderings(ctx, significant); err != nil {
-		return nil, err
-	}
-	if err := r.checkCausal(ctx, important); err != nil {
+	if by := stoppedBy(err); by != "" {
+		r.stop(by, top)
+	} else if err != nil {
 		return nil, err
 	}
 	r.fillCells()
@@ -235,8 +253,51 @@ func (c TIME) explain(ctx context.Context, m tempora.Model, held resident.Model,
 	acc.WindowProbes = r.probes
 	acc.Draws = r.counts
 	acc.Runtime = time.Since(began)
+	acc.StoppedBy, acc.Incomplete = r.stoppedBy, r.stoppedBy != ""
+	acc.Batch = r.batch
+	if acc.Batch != nil {
+		acc.Batch.Size = r.eng.BatchSize()
+	}
 	r.ex.Accounting = acc
 	return r.ex, nil
+}
+
+// stages runs the tests after the start: the feature and group families,
+// top-down (testFamilies); for every important node, the window search
+// and split (locateWindows), the family {whole-sequence ordering,
+// windows} (testOrderingWindow) and the orderings of the significant
+// windows (testWindowOrderings); then the causal check of a model with
+// several outputs. Each step marks the nodes it decides undecided until
+// it has decided them (stopped.go), so that a budget that stops a step
+// leaves them so.
+func (r *timeRun) stages(ctx context.Context, top []*node) error {
+	important, err := r.testFamilies(ctx, top)
+	if err != nil {
+		return err
+	}
+	r.diagnose(r.topRes, len(important))
+	r.estimateWindows(important)
+	units, err := r.units(ctx, important)
+	if err != nil {
+		return err
+	}
+	r.markFuture(important)
+	r.enter(units, stepWindow)
+	windows, err := r.locateWindows(ctx, units)
+	if err != nil {
+		return err
+	}
+	significant, err := r.testOrderingWindow(ctx, units, windows)
+	if err != nil {
+		return err
+	}
+	r.leave(units)
+	r.enter(significant, stepWindowOrdering)
+	if err := r.testWindowOrderings(ctx, significant); err != nil {
+		return err
+	}
+	r.leave(significant)
+	return r.checkCausal(ctx, important)
 }
 
 // timeRun is the state of one Explain: the configuration with its
@@ -253,6 +314,15 @@ type timeRun struct {
 	probes int64
 	// topRes are the results of the first family's tests (diagnose).
 	topRes []TestResult
+	// batch is the batch size set or chosen (tune), nil without one;
+	// stoppedBy the budget that stopped the run (stop), empty without.
+	batch     *tempora.Batch
+	stoppedBy string
+	// future holds the results per output that the causal check decides,
+	// from the units on (markFuture) until it has.
+	future map[*tempora.FeatureResult]bool
+	// mark is where the last estimate was made.
+	mark estimated
 }
 
 // start checks the configuration, the model, the data and the hierarchy
@@ -288,7 +358,7 @@ func (c TIME) start(m tempora.Model, data *tempora.Dataset) (*timeRun, []*node, 
 	if err := cfg.guard(top, data); err != nil {
 		return nil, nil, err
 	}
-	eng, err := newEngine(m, data, obs, cfg.Loss, cfg.Seed, cfg.Workers)
+	eng, err := newEngine(m, data, obs, cfg.Loss, cfg.Seed, cfg.Workers, max(0, cfg.Batch))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -72,6 +72,10 @@ type Config struct {
 	Data *tempora.Dataset
 	// Values holds the value of every parameter of the method.
 	Values Values
+	// Estimates, if not nil, receives the run's estimates of its cost
+	// from a method that makes them during the run (TIME; see
+	// tempora.RunEstimate); others ignore it.
+	Estimates func(tempora.RunEstimate)
 }
 
 // Source returns the method whose explainer runs for m: m.From, or m

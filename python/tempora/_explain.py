@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -424,6 +425,16 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         program's own ``max_batch`` (``-max-batch``) bounds the instances
         per model call (default: none; the explanation does not depend on
         it): predict is called on at most that many instances at once.
+        TIME's ``batch`` is the most instances per predict call: a number as
+        text ("500"), or "auto" to time predict at a few batch sizes after the baseline and
+        use the cheapest per instance (the results do not depend on it;
+        ``accounting.batch`` reports the choice). ``max_calls`` (predict
+        calls) and ``max_time`` (a duration) are a budget: a run they stop
+        returns the decisions settled so far, with
+        ``accounting.stopped_by`` set, a warning, and every feature whose
+        tests did not finish marked ``undecided`` (not unimportant). The
+        run's estimates of its cost, shown as progress lines, are kept in
+        ``estimates``.
 
     Returns
     -------
@@ -595,6 +606,13 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     # The data summary (lengths, missing_rate, observed) comes with the
     # explanation, from the program, which has counted it already.
     e._describe_data(data.times)
+    e.estimates = tuple(reporter.estimates)
+    if e.accounting.stopped_by:
+        warnings.warn("tempora.explain: %s: %d features or groups are undecided (their tests did not finish; not "
+                      "unimportant)" % (next((w for w in e.warnings if w.startswith("stopped by")),
+                                             "stopped by the budget " + e.accounting.stopped_by),
+                                        sum(1 for f in e.features + e.groups if f.undecided)),
+                      RuntimeWarning, stacklevel=2)
     return e
 
 

@@ -103,6 +103,9 @@ class Feature:
     future_p_value: float = NAN
     future_p_adjusted: float = NAN  # Benjamini-Hochberg, within the node's causal family
     reads_future: bool = False  # the output reads timesteps after its anchor
+    # The first of its tests a budget stopped before they were decided
+    # ("overall", "window", "window ordering", "future"); None when all were.
+    undecided: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], tests: bool = True) -> "Feature":
@@ -128,6 +131,7 @@ class Feature:
             windows=tuple(WindowResult.from_json(w) for w in d.get("windows") or []),
             future_p_value=_p(d.get("future_p_value")), future_p_adjusted=_p(d.get("future_p_adjusted")),
             reads_future=bool(d.get("reads_future", False)),
+            undecided=d.get("undecided") or None,
         )
         if tests:
             return f
@@ -172,6 +176,45 @@ class DrawCount:
 
 
 @dataclass(frozen=True)
+class BatchCost:
+    """The measured cost of one batch size: seconds per instance of a pass
+    over the data in calls of size instances."""
+
+    size: int
+    seconds_per_instance: float
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The batch size of the model calls (TIME's batch=): the most
+    instances per call, given or chosen by timing (auto)."""
+
+    size: int
+    auto: bool
+    costs: Tuple[BatchCost, ...] = ()  # the sizes timed, largest first (auto)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's estimate of its cost, made during the run (TIME: after the
+    baseline, and once the feature tests are decided)."""
+
+    after: str  # "baseline" or "feature tests"
+    model_calls: float  # the run's total, at most
+    instance_evaluations: float  # the run's total, at most
+    seconds_per_instance: float  # measured so far
+    seconds_left: float  # at most, at seconds_per_instance
+
+
+def _batch(b: Optional[Mapping[str, Any]]) -> Optional[Batch]:
+    if b is None:
+        return None
+    return Batch(size=int(b["size"]), auto=bool(b.get("auto", False)),
+                 costs=tuple(BatchCost(size=int(c["size"]), seconds_per_instance=float(c["seconds_per_instance"]))
+                             for c in b.get("costs") or []))
+
+
+@dataclass(frozen=True)
 class Accounting:
     """What an explanation cost."""
 
@@ -181,6 +224,8 @@ class Accounting:
     runtime_seconds: float  # wall time of the method in the tempora program
     incomplete: bool  # stopped on a budget before its own stopping rule
     draws: Tuple[DrawCount, ...] = ()  # per kind of permutation test, in order
+    stopped_by: Optional[str] = None  # the budget that stopped the run: "max-calls" or "max-time"
+    batch: Optional[Batch] = None  # the batch size, when set or chosen (TIME's batch=)
 
 
 #: The outputs' kinds (tempora's OutputKind): the probabilities of K ≥ 3
@@ -382,7 +427,11 @@ class Explanation:
             window_probes=int(a.get("window_probes", 0)), runtime_seconds=float(a.get("runtime_seconds", 0.0)),
             incomplete=bool(a.get("incomplete", False)),
             draws=tuple(DrawCount(test=str(c["test"]), tests=int(c["tests"]), draws=int(c["draws"]),
-                                  max_draws=int(c["max_draws"])) for c in a.get("draws") or []))
+                                  max_draws=int(c["max_draws"])) for c in a.get("draws") or []),
+            stopped_by=a.get("stopped_by") or None, batch=_batch(a.get("batch")))
+        #: The run's estimates of its cost (tempora.explain fills them in
+        #: from the program's progress lines).
+        self.estimates: Tuple[Estimate, ...] = ()
         self.warnings: List[str] = list(doc.get("warnings") or [])
         g = doc.get("diagnostics")
         self.diagnostics: Optional[Diagnostics] = None if g is None else Diagnostics(

@@ -5,7 +5,7 @@ installed, or as a line on sys.stderr every few seconds otherwise."""
 import json
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 #: Seconds between the plain lines shown without tqdm.
 LINE_EVERY = 5.0
@@ -37,6 +37,8 @@ class Progress:
         self._bar: Any = None
         self._tqdm: Any = None
         self._last_line = 0.0
+        #: The run's estimates of its cost ({"estimate": ...} lines).
+        self.estimates: List[Any] = []
         if enabled:
             try:
                 from tqdm import tqdm
@@ -54,6 +56,8 @@ class Progress:
             return False  # kept for the error message too
         if text.startswith("tempora: warning: "):
             return False
+        if text.startswith('{"estimate":'):
+            return self._estimate(text)
         if not text.startswith('{"progress":'):
             return False
         try:
@@ -65,6 +69,31 @@ class Progress:
         if self.enabled:
             try:
                 self._show(evals, total, exact, elapsed, done)
+            except (OSError, ValueError):
+                pass
+        return True
+
+    def _estimate(self, text: str) -> bool:
+        from ._explanation import Estimate
+        try:
+            e = json.loads(text)["estimate"]
+            est = Estimate(after=str(e["after"]), model_calls=float(e["model_calls"]),
+                           instance_evaluations=float(e["instance_evaluations"]),
+                           seconds_per_instance=float(e["seconds_per_instance"]), seconds_left=float(e["seconds_left"]))
+        except (ValueError, KeyError, TypeError):
+            return False
+        self.estimates.append(est)
+        if self.enabled:
+            msg = "tempora: %s: estimate after the %s: at most %s model calls and %s instance evaluations in all, " \
+                  "at most %s left at %.3g ms per instance" % (
+                      self.method, est.after, _count(est.model_calls), _count(est.instance_evaluations),
+                      _seconds(est.seconds_left), 1e3 * est.seconds_per_instance)
+            try:
+                if self._bar is not None and self._tqdm is not None:
+                    self._tqdm.write(msg, file=sys.stderr)
+                else:
+                    sys.stderr.write(msg + "\n")
+                    sys.stderr.flush()
             except (OSError, ValueError):
                 pass
         return True

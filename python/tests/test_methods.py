@@ -123,8 +123,9 @@ class ProgramTableTest(unittest.TestCase):
         fields |= {"output", "lags"} | set(_display_outputs.LAG_COLUMNS) | set(_display_outputs.FUTURE_COLUMNS)
         fields |= set(_display_outputs.VIEWS)
         # ... and of its accounting's draw counts ("tests" also names TIME's
-        # choice of tests).
-        fields |= {"test", "tests", "draws", "max_draws"}
+        # choice of tests) and batch size ("batch", as TIME's parameter that
+        # sets it).
+        fields |= {"test", "tests", "draws", "max_draws", "batch"}
         params = {s for m in t.methods for p in t.params(m) for s in (p.name, p.keyword)}
         for fn in sorted(os.listdir(PACKAGE)):
             if not fn.endswith(".py"):
