@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -455,12 +456,20 @@ func (e *Explanation) WriteCSV(w io.Writer) error {
 		if f.Window != nil {
 			ws, we = strconv.Itoa(f.Window.Start), strconv.Itoa(f.Window.End)
 		}
+		// A decision a budget stopped before it was made (Undecided) is
+		// written empty, not false.
+		b := func(v bool, step string) string {
+			if undecidedAt(f.Undecided, step) {
+				return ""
+			}
+			return strconv.FormatBool(v)
+		}
 		return []string{
-			strconv.Itoa(f.Index), f.Name, strconv.FormatBool(f.Tested), strconv.FormatBool(f.Important),
+			strconv.Itoa(f.Index), f.Name, strconv.FormatBool(f.Tested), b(f.Important, "overall"),
 			num(f.Score), num(f.PValue), num(f.PAdjusted),
-			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), strconv.FormatBool(f.WindowSignificant),
-			num(f.OrderingPValue), num(f.OrderingPAdjusted), strconv.FormatBool(f.OrderingImportant),
-			num(f.WindowOrderingPValue), strconv.FormatBool(f.WindowOrderingImportant), windowList(f.Windows),
+			ws, we, num(f.WindowScore), num(f.WindowPValue), num(f.WindowPAdjusted), b(f.WindowSignificant, "window"),
+			num(f.OrderingPValue), num(f.OrderingPAdjusted), b(f.OrderingImportant, "window"),
+			num(f.WindowOrderingPValue), b(f.WindowOrderingImportant, "window ordering"), windowList(f.Windows),
 		}
 	}
 	rows := append(append([]FeatureResult(nil), e.Features...), e.Groups...)
@@ -474,7 +483,11 @@ func (e *Explanation) WriteCSV(w io.Writer) error {
 	if outs != nil {
 		for _, o := range outs.Outputs {
 			for _, f := range append(append([]FeatureResult(nil), o.Features...), o.Groups...) {
-				cw.Write(append(append([]string{o.Name}, row(f)...), lagList(f.Windows), num(f.FuturePValue), num(f.FuturePAdjusted), strconv.FormatBool(f.ReadsFuture)))
+				future := strconv.FormatBool(f.ReadsFuture)
+				if undecidedAt(f.Undecided, "future") {
+					future = ""
+				}
+				cw.Write(append(append([]string{o.Name}, row(f)...), lagList(f.Windows), num(f.FuturePValue), num(f.FuturePAdjusted), future))
 			}
 		}
 	}
@@ -513,4 +526,18 @@ func windowList(ws []WindowResult) string {
 		}
 	}
 	return strings.Join(parts, ";")
+}
+
+// UndecidedSteps orders the steps of a node's tests as
+// FeatureResult.Undecided names them.
+var UndecidedSteps = []string{"overall", "window", "window ordering", "future"}
+
+// undecidedAt reports whether the decision of step is not made in a node
+// whose first undecided step is undecided ("" when every step was
+// decided): step is that step or a later one.
+func undecidedAt(undecided, step string) bool {
+	if undecided == "" {
+		return false
+	}
+	return slices.Index(UndecidedSteps, step) >= slices.Index(UndecidedSteps, undecided)
 }
