@@ -142,6 +142,7 @@ func TestAcceptedWithAWarning(t *testing.T) {
 		{[]string{"synth", "-out", filepath.Join(dir, "p"), "-seed", "1", "-seed", "2"}, `synth: -seed given 2 times ("1", then "2") (give each flag once`},
 		{[]string{"describe", "-data", xp, "-data", xp}, "describe: -data given 2 times"},
 		{append(append([]string{"export"}, tinyProblems...), "-shards", "100000", "-out", "o", "slurm"), "export: -shards 100000 for a suite of 4 items: want at most 4"},
+		{append(append([]string{"run"}, tinyProblems...), "-shard", "7/100000", "-out", filepath.Join(dir, "r")), "run: -shard 7/100000 of a suite of 4 items holds no item: want n at most 4"},
 	} {
 		_, _, err := runCmd(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitStatus(err) != 2 {

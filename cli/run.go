@@ -91,6 +91,15 @@ func (p *program) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *out == "" {
 		return usageErrorf("run: -out is required (see tempora run -h)")
 	}
+	if opts.Shard.N > 0 {
+		items, err := experiments.Items(opts)
+		if err != nil {
+			return err
+		}
+		if opts.Shard.I >= len(items) {
+			return usageErrorf("run: -shard %s of a suite of %d items holds no item: want n at most %d (as tempora export -shards makes them)", *shard, len(items), len(items))
+		}
+	}
 	if p.parseOnly {
 		return nil
 	}
