@@ -16,12 +16,18 @@ import (
 // carries more than θ of the importance and every region left out of the
 // window [a, b] surely carries less. Three stages, each one batch:
 //
-//  1. probeTimesteps: every timestep a ≤ t ≤ b is probed alone (an
+//  1. probeTimesteps: the timesteps a ≤ t ≤ b are probed alone (an
 //     across-instance probe of the node at t, key "gap/t", stopping early
 //     as the window search's probes do), except an end at the sequence's
 //     end (its trim would be the prefix or suffix the search found
 //     important) and an end that the search's bracketing probes already
-//     show to be surely important (located.startKept, endKept).
+//     show to be surely important (located.startKept, endKept). They are
+//     probed in two rounds (docs/decisions.md, decision 27): the anchors
+//     (firstRound: within MinGap of an end, and every MinGap-th timestep),
+//     then the timesteps between two consecutive anchors of which one is
+//     surely unimportant (fillRound); the others could change no
+//     candidate region below, and the explanation is that of probing
+//     every timestep.
 //  2. verifyGaps: the maximal runs of timesteps surely unimportant are the
 //     candidate regions to leave out (an unsure timestep stays in): the
 //     runs of a < t < b are the candidate gaps, and the run from a (from
@@ -107,7 +113,7 @@ func (r *timeRun) probedSpan(f located) (lo, hi int) {
 // alone, in two rounds, and returns the status of every timestep of
 // window i (index t − a), surely important unless probed. The first round
 // probes the anchors of firstRound; the second the timesteps between two
-// consecutive anchors unless both are surely important (fillRound). A
+// consecutive anchors of which one is surely unimportant (fillRound). A
 // timestep left unprobed would change no candidate region: see
 // fillRound.
 func (r *timeRun) probeTimesteps(ctx context.Context, nodes []unit, found []located) ([][]int, error) {
@@ -151,16 +157,16 @@ func firstRound(w tempora.Window, lo, hi int) []int {
 
 // fillRound returns the timesteps of window w that stage 1's second round
 // probes: those between two consecutive anchors (the probed anchors and
-// w's ends) of which at least one is not surely important (status, by t −
-// a). The rest, between two surely important anchors p < q, would change
-// no candidate region whatever their probes said: q − p ≤ MinGap, so a
-// run of surely unimportant timesteps among them is shorter than MinGap,
-// bounded by p and q, and starts more than MinGap after a and ends more
-// than MinGap before b (every timestep within MinGap of an end is an
-// anchor), so it is neither a gap nor part of a trim (candidates). Nor
-// does it bound a region left out: such a region is a run of probed
-// timesteps, and the timestep next to one is probed too (it lies between
-// anchors of which one is not surely important, or is an anchor).
+// w's ends) of which at least one is surely unimportant (status, by t −
+// a). The rest, between two anchors p < q neither surely unimportant,
+// would change no candidate region whatever their probes said: q − p ≤
+// MinGap, so a run of surely unimportant timesteps among them is shorter
+// than MinGap, bounded by p and q, and starts more than MinGap after a and
+// ends more than MinGap before b (every timestep within MinGap of an end
+// is an anchor), so it is neither a gap nor part of a trim (candidates).
+// Nor does it bound a region left out (piecesLocated): such a region is a
+// run of surely unimportant timesteps, and the timestep next to one lies
+// between anchors of which one is surely unimportant, or is an anchor.
 func fillRound(w tempora.Window, anchors []int, status []int) []int {
 	st := func(t int) int { return status[t-w.Start] }
 	pts := append([]int{w.Start}, anchors...)
@@ -168,7 +174,7 @@ func fillRound(w tempora.Window, anchors []int, status []int) []int {
 	var out []int
 	for k := 1; k < len(pts); k++ {
 		p, q := pts[k-1], pts[k]
-		if q-p <= 1 || (st(p) == surelyImportant && st(q) == surelyImportant) {
+		if q-p <= 1 || (st(p) != surelyUnimportant && st(q) != surelyUnimportant) {
 			continue
 		}
 		for t := p + 1; t < q; t++ {
