@@ -62,3 +62,7 @@ func (fullProbesTests) probeStop(float64) Stop { return Fixed{} }
 func (fullProbesTests) checkStop(float64) Stop { return Fixed{} }
 
 func init() { testModes[FullProbesTests] = fullProbesTests{} }
+
+// ProbeEveryTimestep exposes probeEveryTimestep: stage 1 of the split
+// probes every timestep of a window in its first round.
+var ProbeEveryTimestep = &probeEveryTimestep

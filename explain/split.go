@@ -16,12 +16,18 @@ import (
 // carries more than θ of the importance and every region left out of the
 // window [a, b] surely carries less. Three stages, each one batch:
 //
-//  1. probeTimesteps: every timestep a ≤ t ≤ b is probed alone (an
+//  1. probeTimesteps: the timesteps a ≤ t ≤ b are probed alone (an
 //     across-instance probe of the node at t, key "gap/t", stopping early
 //     as the window search's probes do), except an end at the sequence's
 //     end (its trim would be the prefix or suffix the search found
 //     important) and an end that the search's bracketing probes already
-//     show to be surely important (located.startKept, endKept).
+//     show to be surely important (located.startKept, endKept). They are
+//     probed in two rounds (docs/decisions.md, decision 27): the anchors
+//     (firstRound: within MinGap of an end, and every MinGap-th timestep),
+//     then the timesteps between two consecutive anchors of which one is
+//     surely unimportant (fillRound); the others could change no
+//     candidate region below, and the explanation is that of probing
+//     every timestep.
 //  2. verifyGaps: the maximal runs of timesteps surely unimportant are the
 //     candidate regions to leave out (an unsure timestep stays in): the
 //     runs of a < t < b are the candidate gaps, and the run from a (from
@@ -104,40 +110,109 @@ func (r *timeRun) probedSpan(f located) (lo, hi int) {
 }
 
 // probeTimesteps is stage 1: it probes the timesteps of every window
-// alone and returns the status of every timestep of window i (index t −
-// a), its ends surely important unless probed.
+// alone, in two rounds, and returns the status of every timestep of
+// window i (index t − a), surely important unless probed. The first round
+// probes the anchors of firstRound; the second the timesteps between two
+// consecutive anchors of which one is surely unimportant (fillRound). A
+// timestep left unprobed would change no candidate region: see
+// fillRound.
 func (r *timeRun) probeTimesteps(ctx context.Context, nodes []unit, found []located) ([][]int, error) {
+	status := make([][]int, len(nodes))
+	first := make([][]int, len(nodes))
+	for i := range nodes {
+		status[i] = make([]int, found[i].window.Len()) // surelyImportant
+		lo, hi := r.probedSpan(found[i])
+		first[i] = firstRound(found[i].window, lo, hi)
+	}
+	if err := r.probeAlone(ctx, nodes, found, first, status); err != nil {
+		return nil, err
+	}
+	second := make([][]int, len(nodes))
+	for i := range nodes {
+		second[i] = fillRound(found[i].window, first[i], status[i])
+	}
+	if err := r.probeAlone(ctx, nodes, found, second, status); err != nil {
+		return nil, err
+	}
+	return status, nil
+}
+
+// probeEveryTimestep makes firstRound return every timestep of the span
+// (tests compare the two rounds with it).
+var probeEveryTimestep = false
+
+// firstRound returns the anchors of stage 1 in window w whose probed span
+// is [lo, hi]: the timesteps of the span within MinGap of either end and
+// every MinGap-th timestep from the start, so that two consecutive
+// anchors (w's ends counted, probed or not) are at most MinGap apart.
+func firstRound(w tempora.Window, lo, hi int) []int {
+	var out []int
+	for t := lo; t <= hi; t++ {
+		if probeEveryTimestep || t-w.Start <= MinGap || w.End-t <= MinGap || (t-w.Start)%MinGap == 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// fillRound returns the timesteps of window w that stage 1's second round
+// probes: those between two consecutive anchors (the probed anchors and
+// w's ends) of which at least one is surely unimportant (status, by t −
+// a). The rest, between two anchors p < q neither surely unimportant,
+// would change no candidate region whatever their probes said: q − p ≤
+// MinGap, so a run of surely unimportant timesteps among them is shorter
+// than MinGap, bounded by p and q, and starts more than MinGap after a and
+// ends more than MinGap before b (every timestep within MinGap of an end
+// is an anchor), so it is neither a gap nor part of a trim (candidates).
+// Nor does it bound a region left out (piecesLocated): such a region is a
+// run of surely unimportant timesteps, and the timestep next to one lies
+// between anchors of which one is surely unimportant, or is an anchor.
+func fillRound(w tempora.Window, anchors []int, status []int) []int {
+	st := func(t int) int { return status[t-w.Start] }
+	pts := append([]int{w.Start}, anchors...)
+	pts = append(pts, w.End)
+	var out []int
+	for k := 1; k < len(pts); k++ {
+		p, q := pts[k-1], pts[k]
+		if q-p <= 1 || (st(p) != surelyUnimportant && st(q) != surelyUnimportant) {
+			continue
+		}
+		for t := p + 1; t < q; t++ {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// probeAlone probes the timesteps ts[i] of window i alone (key "gap/t")
+// and records their statuses.
+func (r *timeRun) probeAlone(ctx context.Context, nodes []unit, found []located, ts [][]int, status [][]int) error {
 	var tests []Test
 	for i, n := range nodes {
-		lo, hi := r.probedSpan(found[i])
-		for t := lo; t <= hi; t++ {
+		for _, t := range ts[i] {
 			tests = append(tests, r.probe(n, "gap/"+strconv.Itoa(t), tempora.Window{Start: t, End: t}))
 		}
 	}
 	res, err := r.runProbes(ctx, tests)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	status := make([][]int, len(nodes))
 	for i, n := range nodes {
-		w := found[i].window
 		s := &search{thr: r.threshold(n)}
-		status[i] = make([]int, w.Len()) // surelyImportant
-		lo, hi := r.probedSpan(found[i])
-		for t := lo; t <= hi; t++ {
+		for _, t := range ts[i] {
 			important, sure := s.judge(res[0])
 			res = res[1:]
 			switch {
 			case important:
-				status[i][t-w.Start] = surelyImportant
+				status[i][t-found[i].window.Start] = surelyImportant
 			case sure:
-				status[i][t-w.Start] = surelyUnimportant
+				status[i][t-found[i].window.Start] = surelyUnimportant
 			default:
-				status[i][t-w.Start] = unsure
+				status[i][t-found[i].window.Start] = unsure
 			}
 		}
 	}
-	return status, nil
+	return nil
 }
 
 // candidates returns the candidate regions of window w to leave out, by
