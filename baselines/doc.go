@@ -29,6 +29,10 @@
 // instances (or SP-LIME's √Σ|weight|). LIME's samples do not depend on the
 // instance, so it measures the model's global linear trend around the mean
 // rather than local behaviour; that is how the paper ran it.
+// Its cost is the surrogate's Gram matrix, samples·(D·L)²/2
+// multiply-adds per instance, which gramAdd computes with AVX register
+// tiles on amd64 (gram_amd64.s), bit for bit as gonum's Dsyrk would and
+// with a pure-Go loop elsewhere (gram.go).
 //
 // SAGE is the permutation estimator of Shapley additive global importance:
 // rows sampled with replacement, one random permutation of the columns per

@@ -44,7 +44,7 @@ func gaussian(m, d, l int, mu, sd []float64, seed uint64) *tempora.Tensor {
 
 // linearProblem returns the data of gaussian(...) with noise-free targets
 // y = f(x) for f = linear{a}.
-func linearProblem(t *testing.T, m, d, l int, a, mu, sd []float64, seed uint64) (*tempora.Dataset, linear) {
+func linearProblem(t testing.TB, m, d, l int, a, mu, sd []float64, seed uint64) (*tempora.Dataset, linear) {
 	t.Helper()
 	f := linear{a}
 	x := gaussian(m, d, l, mu, sd, seed)

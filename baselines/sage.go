@@ -231,6 +231,26 @@ func (s SAGE) Explain(ctx context.Context, m tempora.Model, data *tempora.Datase
 	return e, nil
 }
 
+var _ method.Estimator = SAGE{}
+
+// EstimateEvals implements method.Estimator for a run capped by
+// MaxPermutations: an upper bound, every permutation walked through its
+// D·L+1 coalitions, each evaluated on every background row (one for SAGE-m
+// and SAGE-z), MaxPermutations·(D·L+1)·background instance evaluations; a
+// run that converges stops earlier. Without a cap convergence alone ends
+// the run and there is no estimate (nor with only MaxTime).
+func (s SAGE) EstimateEvals(data *tempora.Dataset) (int64, bool) {
+	if s.MaxPermutations == 0 || data == nil || data.X == nil {
+		return 0, false
+	}
+	u, err := s.setup(data)
+	if err != nil {
+		return 0, false
+	}
+	p := data.X.D * data.X.L
+	return evalCount(float64(s.MaxPermutations), float64(p+1), float64(u.bg)), false
+}
+
 // sageSetup is a SAGE configuration with its defaults resolved against a
 // dataset.
 type sageSetup struct {

@@ -19,9 +19,9 @@ import (
 // whose estimates differ in form (OCC with a stride, TimeSHAP at each level).
 func TestEstimateEvals(t *testing.T) {
 	tab := table(t)
-	// Methods with an estimate; SAGE has none (its budget is a time or a
-	// convergence criterion).
-	want := map[string]bool{"TIME": false, "TIME-n": false, "LIME": true, "PERM": false, "PERM-f": false, "OCC": true, "TimeSHAP": false}
+	// Methods with an estimate (SAGE's is its permutation cap's bound).
+	want := map[string]bool{"TIME": false, "TIME-n": false, "LIME": true, "PERM": false, "PERM-f": false, "OCC": true, "TimeSHAP": false,
+		"SAGE": false, "SAGE-m": false, "SAGE-z": false}
 	cases := []struct {
 		method string
 		params map[string]string
@@ -48,6 +48,9 @@ func TestEstimateEvals(t *testing.T) {
 		{"TimeSHAP", map[string]string{"level": "feature", "recent": "2"}, true},
 		{"TimeSHAP", map[string]string{"level": "cell", "recent": "2"}, true},
 		{"SAGE-m", map[string]string{"max-permutations": "64"}, false},
+		// One batch shorter than the default's makes every permutation.
+		{"SAGE", map[string]string{"max-permutations": "8", "background": "5"}, true},
+		{"SAGE-z", map[string]string{"max-permutations": "40"}, true},
 	}
 	for _, task := range []tempora.Task{tempora.Regression, tempora.Classification} {
 		for _, irregular := range []bool{false, true} {

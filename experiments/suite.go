@@ -104,8 +104,9 @@ type Suite struct {
 	// Time and QuickTime are the expected wall times of a run with the
 	// default models and methods, at paper and quick scale, on the
 	// two-core development machine; empty when they depend on the run
-	// (grid). They are stated here only: help texts and README.md are
-	// generated from them.
+	// (grid). A suite that costs.json measures takes them from there
+	// (measured, cost.go); the others state them here. Help texts and
+	// README.md are generated from them.
 	Time, QuickTime string
 	// Report is what the suite's report shows beyond what every suite
 	// gets: the paper's tables its settings fill and figures of its own
@@ -152,40 +153,38 @@ var testsizeCounts = []int{100, 200, 400, 800, 1600, 3200, 6400}
 
 // Suites lists the named suites.
 var Suites = []*Suite{
-	{
+	measured(&Suite{
 		Name: "table1", Doc: "baseline comparison, paper Tables 1 and S1 (1000×10×20, 5 relevant, classification)",
 		Models: 100, QuickModels: 3, Methods: paperMethods,
-		// 36.5 minutes measured for 100 models (results/reference/table1);
-		// quick: about 6 s of explanations (results/reference/quick).
-		Time: "about 40 min", QuickTime: "about 15 s",
+		// Time and QuickTime: measured (costs.json).
 		Report: report.Suite{PaperTables: []string{"table1", "table-s1"}}, Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(table1Problem, quick), nil },
-	},
-	{
+	}),
+	measured(&Suite{
 		Name: "table-s2", Doc: "baseline comparison with 30 features, paper Table S2 (1000×30×20, 10 relevant, classification)",
 		Models: 100, QuickModels: 2, Methods: paperMethods,
-		// Estimated from LIME's and SAGE's cost on 600 cells, not measured.
-		Time: "more than a day (estimated)", QuickTime: "about 40 s",
-		Report: report.Suite{PaperTables: []string{"table-s2"}}, Paper: true,
+		// Time: measured (costs.json; LIME and SAGE in part).
+		QuickTime: "about 40 s",
+		Report:    report.Suite{PaperTables: []string{"table-s2"}}, Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
-	},
-	{
+	}),
+	measured(&Suite{
 		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
-		// About 25 minutes measured for 20 models
-		// (results/reference/testsize-20models).
-		Time: "about 2 h", QuickTime: "about 40 s", Paper: true,
+		// Time: measured (costs.json).
+		QuickTime: "about 40 s", Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
-	},
-	{
+	}),
+	measured(&Suite{
 		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
-		Time: "about 2 h", QuickTime: "about 45 s", Paper: true,
+		// Time: measured (costs.json).
+		QuickTime: "about 45 s", Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
-	},
-	correlatedSuite,
+	}),
+	measured(correlatedSuite),
 	{
 		Name: "grid", Doc: "generic sweep over synth and explainer parameters (-grid 'noise=0,0.5;gamma=0.95,0.99') around the Table 1 setting",
 		Models: 20, QuickModels: 2, Methods: []string{"TIME", "TIME-n"},
