@@ -119,11 +119,11 @@ const searchGrowthSlack = 20
 // issue's target, not met yet: stage 1 of the split probes O(window)
 // timesteps (docs/decisions.md, decision 27), so it runs only with
 // TEMPORA_DRAWS_GROWTH=1 (nine Table-1-sized explanations, about a minute
-// on an idle core). It also checks that decision 27 states the draws per
+// on an idle core). It also checks that docs/decisions.md, decision 27, states the draws per
 // feature it measures.
 func TestWindowSearchGrowth(t *testing.T) {
 	if os.Getenv("TEMPORA_DRAWS_GROWTH") == "" {
-		t.Skip("set TEMPORA_DRAWS_GROWTH=1: issue 34's target, not met yet (decision 27)")
+		t.Skip("set TEMPORA_DRAWS_GROWTH=1: issue 34's target, not met yet (docs/decisions.md, decision 27)")
 	}
 	doc, err := os.ReadFile("../docs/decisions.md")
 	if err != nil {
