@@ -258,13 +258,13 @@ def windows_of(time: "Explanation", feature: str, output: Optional[str]) -> List
 # when it draws.
 
 #: The most features plot_instance shows without features=: the ones with
-#: the largest total |attribution| of the instance.
+#: the largest total ``|attribution|`` of the instance.
 DEFAULT_PANELS = 6
 
 
 def _chosen(a: Attributions, attr: Any, features: Optional[Union[int, Sequence[str]]]) -> List[int]:
     """The features to draw, by position: those named, or the n (default
-    DEFAULT_PANELS, or all if fewer) of largest total |attribution|,
+    DEFAULT_PANELS, or all if fewer) of largest total ``|attribution|``,
     largest first."""
     d = attr.shape[0]
     if features is not None and not isinstance(features, (int, np.integer)):
@@ -323,7 +323,7 @@ def plot_instance(attributions: Union[Attributions, "Explanation"], instance: An
         or name); TIME's windows are then that output's.
     features : int or sequence of str, optional
         The features to draw: these names, or this many of the largest
-        total |attribution| of the instance (default: up to 6).
+        total ``|attribution|`` of the instance (default: up to 6).
     time : Explanation, optional
         A TIME explanation of the same data, whose windows are drawn.
     cmap : str, default "RdBu_r"

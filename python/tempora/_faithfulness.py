@@ -540,7 +540,7 @@ def _check_X(Xa: Array) -> None:
 
 
 def _ranks(scores: Array, observed: "npt.NDArray[np.bool_]") -> "npt.NDArray[np.int64]":
-    """Each cell's rank among its instance's observed cells by |score|,
+    """Each cell's rank among its instance's observed cells by ``|score|``,
     largest first, ties by the lower index; missing cells rank last."""
     m = scores.shape[0]
     key = np.where(observed, -np.abs(scores), np.inf).reshape(m, -1)
