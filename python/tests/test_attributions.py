@@ -16,15 +16,8 @@ import tempora
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
-CI = os.environ.get("CI") == "true"
+from _need import need  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def need(flag, what):
-    """Skip without the package, but fail under CI, which installs it."""
-    if flag or CI:
-        return lambda f: f
-    return unittest.skip("%s is not installed" % what)
 
 
 def occlusion_by_hand(X):

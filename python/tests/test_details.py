@@ -5,7 +5,6 @@ command line's flags."""
 
 import importlib.util
 import json
-import os
 import unittest
 
 import numpy as np
@@ -14,13 +13,7 @@ import tempora
 from tempora import _errors
 
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
-CI = os.environ.get("CI") == "true"
-
-
-def need(flag, what):
-    if flag or CI:
-        return lambda f: f
-    return unittest.skip("%s is not installed" % what)
+from _need import need  # noqa: E402
 
 
 def fast(**kw):

@@ -17,17 +17,8 @@ from tempora import _help, _input
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-CI = os.environ.get("CI") == "true"
+from _need import need  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def need(flag, what):
-    """Skip without the package, but fail under CI, which installs it."""
-    if flag:
-        return lambda f: f
-    if CI:
-        return lambda f: f  # the test fails on the missing import
-    return unittest.skip("%s is not installed" % what)
 
 
 class Classifier:

@@ -16,7 +16,7 @@ import unittest
 import numpy as np
 
 import tempora
-from test_frontdoor import need
+from _need import need
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 EXACT = 1e-12  # float64 rounding of a handful of sums

@@ -30,18 +30,11 @@ from tempora import _display_outputs, _input, _outputs, _protocol
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-CI = os.environ.get("CI") == "true"
+from _need import CI, need  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TESTDATA = os.path.join(HERE, "testdata")
 KINDS = ("classes", "horizons", "steps")
-
-
-def need(flag, what):
-    """Skip without the package, but fail under CI, which installs it."""
-    if flag or CI:
-        return lambda f: f
-    return unittest.skip("%s is not installed" % what)
 
 
 def fixture(kind):

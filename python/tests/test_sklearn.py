@@ -7,7 +7,6 @@ first layer reads as many features as X has timesteps is refused, naming
 layout=."""
 
 import importlib.util
-import os
 import unittest
 import warnings
 
@@ -19,14 +18,7 @@ from tempora import _input
 HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_PANDAS = importlib.util.find_spec("pandas") is not None
-CI = os.environ.get("CI") == "true"
-
-
-def need(flag, what):
-    """Skip without the package, but fail under CI, which installs it."""
-    if flag or CI:
-        return lambda f: f
-    return unittest.skip("%s is not installed" % what)
+from _need import need  # noqa: E402
 
 
 def fast(**kw):

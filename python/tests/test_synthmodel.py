@@ -17,7 +17,7 @@ import unittest
 import numpy as np
 
 import tempora
-from test_frontdoor import need
+from _need import need
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 TOL = 1e-9
