@@ -315,3 +315,44 @@ func TestSuiteCostsAgree(t *testing.T) {
 		}
 	}
 }
+
+// paperNight is issue 34's bar for `make paper`: every paper suite at
+// full scale within a night on 2 cores.
+const paperNight = 8 * time.Hour
+
+// TestPaperInANight checks, from the measured costs (costs.json), that
+// `make paper` (the Makefile's SUITES at full scale, each with its default
+// models) is expected to take under paperNight on costs.Cores cores.
+func TestPaperInANight(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites []string
+	for _, ln := range strings.Split(string(mk), "\n") {
+		if rest, ok := strings.CutPrefix(ln, "SUITES := "); ok {
+			suites = strings.Fields(rest)
+		}
+	}
+	if len(suites) == 0 {
+		t.Fatal("Makefile: no SUITES := line")
+	}
+	var total float64
+	for _, name := range suites {
+		s, err := LookupSuite(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, ok := costs.expectedSeconds(name, false, s.Models)
+		if !ok {
+			t.Fatalf("costs.json has no paper-scale cost of %s", name)
+		}
+		t.Logf("%s: %d models, %.2f h on %d cores", name, s.Models, sec/3600, costs.Cores)
+		total += sec
+	}
+	got := time.Duration(total * float64(time.Second))
+	t.Logf("make paper: %.2f h on %d cores", got.Hours(), costs.Cores)
+	if costs.Cores != 2 || got > paperNight {
+		t.Errorf("make paper is expected to take %.2f h on %d cores, want at most %v on 2", got.Hours(), costs.Cores, paperNight)
+	}
+}

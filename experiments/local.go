@@ -8,6 +8,7 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // localMethods are the default methods of the local suite: the methods
@@ -48,16 +49,18 @@ var localSuite = &Suite{
 
 // attribute runs ex on model and data, with method.MeasureLocal for a
 // method.LocalExplainer (OCC, TimeSHAP and LIME, and any researcher's
-// method that declares Local), with method.Measure otherwise, and returns
+// method that declares Local), with method.MeasureHeld otherwise (held,
+// the model's held-data capability or nil, goes to a method that takes
+// it), and returns
 // the explanation with the per-instance attributions of a LocalExplainer
 // (n × D × L for the first n instances, or for every output of a model
 // with K outputs n × K × D × L as a tensor of n·K rows; see
 // method.LocalExplainer); local is nil for any other explainer.
-func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
+func attribute(ctx context.Context, ex tempora.Explainer, model tempora.Model, held resident.Model, data *tempora.Dataset) (*tempora.Explanation, *tempora.Tensor, error) {
 	if lx, ok := ex.(method.LocalExplainer); ok {
 		return method.MeasureLocal(ctx, lx, model, data)
 	}
-	e, err := method.Measure(ctx, ex, model, data)
+	e, err := method.MeasureHeld(ctx, ex, model, held, data)
 	return e, nil, err
 }
 

@@ -103,7 +103,7 @@ func TestInstanceScoresOutputs(t *testing.T) {
 	}
 	checkMetrics(t, "exact", ms, perfect)
 
-	e, local, err := attribute(context.Background(), baselines.Occlusion{}, f, data)
+	e, local, err := attribute(context.Background(), baselines.Occlusion{}, f, nil, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestInstanceScoresOutputs(t *testing.T) {
 	})
 
 	// One output: OCC on "far" alone.
-	e, local, err = attribute(context.Background(), baselines.Occlusion{Output: 2}, f, data)
+	e, local, err = attribute(context.Background(), baselines.Occlusion{Output: 2}, f, nil, data)
 	if err != nil {
 		t.Fatal(err)
 	}

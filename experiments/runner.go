@@ -12,6 +12,7 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/metrics"
 	"github.com/tempora-dev/tempora/record"
+	"github.com/tempora-dev/tempora/resident"
 )
 
 // DefaultSeed is the run seed used when Options.Seed is zero. It echoes the
@@ -81,6 +82,9 @@ type Problem struct {
 	// dataTruth is the data-centric truth of the correlated world, which
 	// settings with truth=data score against (suite_correlated.go).
 	dataTruth *record.Truth
+	// held returns a new held-data capability of Model (synth.Model.Held),
+	// for a Setting with Held; nil when the world gives none.
+	held func() resident.Model
 }
 
 // head returns the problem restricted to its first n instances (n = 0
@@ -96,7 +100,7 @@ func (p *Problem) head(n int) (*Problem, error) {
 	d.X = p.Data.X.Rows(0, n)
 	w := p.Data.Outputs.TargetWidth()
 	d.Y = p.Data.Y[: n*w : n*w]
-	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth, dataTruth: p.dataTruth}, nil
+	return &Problem{Data: &d, Model: p.Model, Truth: p.Truth, dataTruth: p.dataTruth, held: p.held}, nil
 }
 
 // Run runs a suite (or one shard of it) and writes one record per (problem,

@@ -63,6 +63,14 @@ type Setting struct {
 	// instance's attributions. Without it only methods with per-instance
 	// attributions (attribute) get them.
 	Local bool
+	// Held runs the methods that take held data (resident.Explainer:
+	// TIME, PERM) with the problem's held-data capability (the synthetic
+	// model's, synth.Model.Held), so that a draw costs the terms it
+	// changes, not the whole model: the results are the same bit for bit,
+	// only the runtime differs. Set only where no runtime is compared
+	// across methods (the test-size sweeps; docs/decisions.md, decision
+	// 28).
+	Held bool
 	// Refusals records a method that refuses the problem's missing values
 	// (method.IncompleteError) as refused
 	// (record.RefusedWarning) instead of stopping the run
@@ -169,17 +177,17 @@ var Suites = []*Suite{
 		settings: func(quick bool, _ string) ([]Setting, error) { return tableSettings(tableS2Problem, quick), nil },
 	}),
 	measured(&Suite{
-		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant)",
+		Name: "testsize-regression", Doc: "TIME against test-set size, paper Fig. 4 (regression; 30 features, 50 timesteps, 10 relevant; the model predicts from held data)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
-		// Time: measured (costs.json).
-		QuickTime: "about 40 s", Paper: true,
+		// Time and QuickTime: measured (costs.json).
+		Paper:    true,
 		settings: func(quick bool, _ string) ([]Setting, error) { return testsizeSettings(tempora.Regression, quick), nil },
 	}),
 	measured(&Suite{
-		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant)",
+		Name: "testsize-classification", Doc: "TIME against test-set size, paper Fig. S1 (classification; 30 features, 50 timesteps, 10 relevant; the model predicts from held data)",
 		Models: 100, QuickModels: 3, Methods: []string{"TIME"},
-		// Time: measured (costs.json).
-		QuickTime: "about 45 s", Paper: true,
+		// Time and QuickTime: measured (costs.json).
+		Paper: true,
 		settings: func(quick bool, _ string) ([]Setting, error) {
 			return testsizeSettings(tempora.Classification, quick), nil
 		},
@@ -247,7 +255,7 @@ func testsizeSettings(task tempora.Task, quick bool) []Setting {
 		}
 		ss = append(ss, Setting{
 			Params:  []record.Param{{Key: "instances", Value: strconv.Itoa(n)}},
-			Problem: p, Head: n, Quick: quick, MethodDefaults: paperTests(),
+			Problem: p, Head: n, Quick: quick, MethodDefaults: paperTests(), Held: true,
 			// Synthesise and calibrate once per model on the largest
 			// count, then analyse prefixes (docs/decisions.md,
 			// decision 10).

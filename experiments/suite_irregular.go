@@ -11,6 +11,7 @@ import (
 	"github.com/tempora-dev/tempora/method"
 	"github.com/tempora-dev/tempora/record"
 	"github.com/tempora-dev/tempora/record/report"
+	"github.com/tempora-dev/tempora/resident"
 	"github.com/tempora-dev/tempora/synth"
 )
 
@@ -246,7 +247,11 @@ func explainOrRefuse(ctx context.Context, it *Item, prob *Problem, workers int) 
 		}
 		return nil, nil, nil, nil, err
 	}
-	e, local, err := attribute(ctx, ex, prob.Model, prob.Data)
+	var held resident.Model
+	if it.Setting.Held && prob.held != nil {
+		held = prob.held() // one per run: a capability holds one tensor at a time
+	}
+	e, local, err := attribute(ctx, ex, prob.Model, held, prob.Data)
 	if err != nil && ctx.Err() == nil && refusal(err) {
 		return nil, nil, nil, refused(it.run.outputs, err), nil
 	}

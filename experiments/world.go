@@ -38,7 +38,7 @@ func (generated) Generate(_ context.Context, spec ProblemSpec, seed uint64) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	return &Problem{Data: p.Data, Model: p.Model, Truth: truthOf(p.Truth)}, nil
+	return &Problem{Data: p.Data, Model: p.Model, Truth: truthOf(p.Truth), held: p.Model.Held}, nil
 }
 
 // world returns spec's world (generated for nil).
