@@ -174,7 +174,8 @@ def run_time(predict, X, y, feats, windows, args):
     tempora.method_table()
     deadline = time.perf_counter() + args.max_time if args.max_time else None
     timed = Timed(predict, deadline)
-    ex, fig = measured(lambda: tempora.explain(timed, X, y, task="regression", seed=args.seed, progress=False),
+    ex, fig = measured(lambda: tempora.explain(timed, X, y, task="regression", seed=args.seed, progress=False,
+                                                       **time_options(args)),
                        timed)
     if ex is None:
         return fig
@@ -194,6 +195,16 @@ def run_time(predict, X, y, feats, windows, args):
                                and tuple(f["window"]) == tuple(windows[feats.index(f["index"])]))
     fig["windows"] = {str(f["index"]): f.get("window") for f in e["features"] if f["important"]}
     return fig
+
+
+def time_options(args):
+    """The explain keywords of --batch and --tests (none by default)."""
+    opts = {}
+    if args.batch:
+        opts["batch"] = args.batch
+    if args.tests:
+        opts["tests"] = args.tests
+    return opts
 
 
 def run_yardstick(predict, X, y, feats, args):
@@ -275,6 +286,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=5, help="permutation importance repeats")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-time", type=float, default=0, help="stop TIME after this many seconds (0: no limit)")
+    ap.add_argument("--batch", default="", help='TIME\'s batch: instances per predict call, or "auto" (default: the whole data)')
+    ap.add_argument("--tests", default="", help="TIME's tests (default: the program's default)")
     ap.add_argument("--epochs", type=int, default=12, help="training epochs (case lstm)")
     ap.add_argument("--work-us", type=float, default=0.0,
                     help="µs of CPU per instance added to the model (case sum; default 0)")
