@@ -129,15 +129,11 @@ func TestTuneBatch(t *testing.T) {
 	if _, err := eng.TuneBatch(context.Background()); err == nil || !strings.Contains(err.Error(), "depend on the batch") {
 		t.Errorf("a model whose predictions depend on the batch: %v", err)
 	}
-	// A model that rounds differently by batch, in the last bits: its
-	// batch is chosen, and the run equals one with that size given.
-	rounding := tempora.ModelFunc(func(dst []float64, x *tempora.Tensor) error {
-		time.Sleep(time.Duration(x.M*x.M) * 2 * time.Microsecond)
-		for i := range dst {
-			dst[i] = x.At(i, 0, 0) + x.At(i, 1, 2) + float64(x.M)*1e-18
-		}
-		return nil
-	})
+	// A model that rounds differently by batch, as a float32 network
+	// does (a relative 1e-9 per instance of the call: 2.6e-7 between
+	// calls of 256 and 32): its batch is chosen, and the run equals one
+	// with that size given.
+	rounding := roundingModel([]int{0, 1})
 	for i := range y {
 		y[i] = x.At(i, 0, 0) + x.At(i, 1, 2)
 	}
@@ -163,5 +159,59 @@ func TestTuneBatch(t *testing.T) {
 	}
 	if _, err := (explain.TIME{Batch: -2}).Explain(context.Background(), dependent, data); err == nil {
 		t.Errorf("batch -2 accepted")
+	}
+}
+
+// roundingModel returns a model of the sum of the features feats at
+// their last timestep that rounds by its call's size, as a float32
+// network's blocked matrix products do (a relative 1e-9 per instance of
+// the call), and whose cost per instance grows with the call, so that
+// batch auto chooses the smallest size timed.
+func roundingModel(feats []int) tempora.ModelFunc {
+	return func(dst []float64, x *tempora.Tensor) error {
+		time.Sleep(time.Duration(x.M*x.M) * 2 * time.Microsecond)
+		for i := range dst {
+			v := 0.0
+			for _, j := range feats {
+				v += x.At(i, j, x.L-1)
+			}
+			dst[i] = v * (1 + float64(x.M)*1e-9)
+		}
+		return nil
+	}
+}
+
+// TestBatchAutoKeepsTies checks that batch auto keeps the exact ties of a
+// feature the model ignores, for a model that rounds by batch: the chosen
+// size's predictions are the baseline's and a draw's calls cut the data
+// at the same instances, so every draw of the ignored feature leaves
+// every prediction as it was (score 0, every draw a hit, p-value 1).
+// With the baseline kept from the whole-data call, the draws' predictions
+// would differ from it by 2.2e-7 of a prediction and the ties would be
+// lost.
+func TestBatchAutoKeepsTies(t *testing.T) {
+	x := gaussianData(256, 3, 3, 5)
+	y := make([]float64, x.M)
+	for i := range y {
+		y[i] = x.At(i, 0, 2) + x.At(i, 1, 2)
+	}
+	data := &tempora.Dataset{X: x, Y: y, Task: tempora.Regression}
+	cfg := explain.TIME{Seed: 4, Batch: explain.BatchAuto, Permutations: 19, Tests: explain.FixedTests, Windows: 1}
+	ex, err := cfg.Explain(context.Background(), roundingModel([]int{0, 1}), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Accounting.Batch == nil || ex.Accounting.Batch.Size >= x.M {
+		t.Fatalf("batch auto chose %+v, want a size below %d", ex.Accounting.Batch, x.M)
+	}
+	f := ex.Features[2]
+	if f.Score != 0 || f.PValue != 1 || f.Important {
+		t.Errorf("ignored feature under batch auto (size %d): score %v, p-value %v, important %v; want 0, 1, false",
+			ex.Accounting.Batch.Size, f.Score, f.PValue, f.Important)
+	}
+	for _, j := range []int{0, 1} {
+		if !ex.Features[j].Important {
+			t.Errorf("feature %d the model reads: not important (p-value %v)", j, ex.Features[j].PValue)
+		}
 	}
 }
