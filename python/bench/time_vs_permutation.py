@@ -30,7 +30,9 @@ same run. --json FILE writes the figures with the command, the machine and
 its load average; --markdown FILE prints a JSON file's figures as
 docs/benchmarks.md states them.
 
---shape M,D,L and --relevant K run other sizes; --max-time S stops TIME
+--batch N|auto and --tests T pass TIME's batch and tests (a costly model's
+choices: --batch auto --tests anytime); --shape M,D,L and --relevant K run
+other sizes; --max-time S stops TIME
 once it has run S seconds (its predict raises), and the figures are then
 those until the stop, marked as such (TIME on the LSTM at full shape takes
 more than 1,500 s); --work-us U (case sum) adds U µs of CPU per instance to
