@@ -425,8 +425,8 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         program's own ``max_batch`` (``-max-batch``) bounds the instances
         per model call (default: none; the explanation does not depend on
         it): predict is called on at most that many instances at once.
-        TIME's ``batch`` is the most instances per predict call: a number as
-        text ("500"), or "auto" to time predict at a few batch sizes after the baseline and
+        TIME's ``batch`` is the most instances per predict call: a number
+        (500, or "500"), or "auto" to time predict at a few batch sizes after the baseline and
         use the cheapest per instance (the results do not depend on it;
         ``accounting.batch`` reports the choice). ``max_calls`` (predict
         calls) and ``max_time`` (a duration) are a budget: a run they stop
@@ -505,6 +505,7 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
         model_factory = functools.partial(_adapted_factory, raw_factory, task, data.layout, labels, k, shape,
                                           data.source)
     _output_option(options, target, spec)
+    _batch_option(options)
     if isinstance(model_procs, bool) or not isinstance(model_procs, (int, np.integer)) or model_procs < 1:
         raise ValueError("model_procs must be a positive integer, got %r" % (model_procs,))
     model_procs = int(model_procs)
@@ -665,6 +666,14 @@ def _output_option(options: Dict[str, Any], target: Any, spec: Optional[_outputs
         options["output"] = spec.output_value(value)
     elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         options["output"] = str(int(value))
+
+
+def _batch_option(options: Dict[str, Any]) -> None:
+    """TIME's batch= as the program takes it: a number of instances (an
+    int) as its text, "auto" and text as they are."""
+    value = options.get("batch")
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        options["batch"] = str(int(value))
 
 
 def _structured(table: Any) -> List[str]:

@@ -77,12 +77,17 @@ class BudgetTest(unittest.TestCase):
             sizes.append(len(x))
             return f(x)
         full = tempora.explain(f, X, y, task="regression", seed=1, progress=False)
-        e = tempora.explain(counted, X, y, task="regression", seed=1, progress=False, batch="64")
+        e = tempora.explain(counted, X, y, task="regression", seed=1, progress=False, batch=64)
         self.assertEqual(e.accounting.batch.size, 64)
         self.assertFalse(e.accounting.batch.auto)
         self.assertLessEqual(max(sizes), 64)
         self.assertEqual([_settled(g) for g in e.features], [_settled(g) for g in full.features])
         self.assertTrue((e.cells == full.cells).all())
+        t = tempora.explain(f, X, y, task="regression", seed=1, progress=False, batch="64")
+        self.assertEqual(t.to_dict()["features"], e.to_dict()["features"])  # batch=64 is batch="64"
+        self.assertEqual(t.accounting.batch.size, 64)
+        with self.assertRaises(TypeError):
+            tempora.explain(f, X, y, task="regression", progress=False, batch=True)
         a = tempora.explain(f, X, y, task="regression", seed=1, progress=False, batch="auto")
         self.assertTrue(a.accounting.batch.auto)
         self.assertEqual(a.accounting.batch.costs[0].size, 200)
