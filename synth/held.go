@@ -136,27 +136,7 @@ func (f *term) value(w []float64, observed bool) float64 {
 		}
 		return f.term(v)
 	}
-	var v float64
-	switch f.Aggregator {
-	case Max:
-		v = w[0]
-		for _, u := range w[1:] {
-			if u > v {
-				v = u
-			}
-		}
-	case Average:
-		for _, u := range w {
-			v += u
-		}
-		v /= float64(len(w))
-	default:
-		c := f.Weights[:len(w)]
-		for k, u := range w {
-			v += c[k] * u
-		}
-	}
-	return f.term(v)
+	return f.term(f.aggregate(w))
 }
 
 // output returns the prediction of an instance whose terms are terms (NaN

@@ -128,6 +128,20 @@ type FeatureFunction struct {
 // raw returns Nonlinearity(Aggregator(w)) for the window values w, before
 // standardisation.
 func (f *FeatureFunction) raw(w []float64) float64 {
+	v := f.aggregate(w)
+	switch f.Nonlinearity {
+	case Abs:
+		v = math.Abs(v)
+	case Square:
+		v *= v
+	}
+	return v
+}
+
+// aggregate returns Aggregator(w) for the window values w, with the
+// operations of blockParts in the same order (the held model's terms
+// equal Predict's bit for bit: held.go).
+func (f *FeatureFunction) aggregate(w []float64) float64 {
 	var v float64
 	switch f.Aggregator {
 	case Max:
@@ -147,12 +161,6 @@ func (f *FeatureFunction) raw(w []float64) float64 {
 		for k, u := range w {
 			v += c[k] * u
 		}
-	}
-	switch f.Nonlinearity {
-	case Abs:
-		v = math.Abs(v)
-	case Square:
-		v *= v
 	}
 	return v
 }
