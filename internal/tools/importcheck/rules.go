@@ -52,8 +52,10 @@ const (
 var allowed = map[string][]string{
 	groupRoot:     {groupInternal},
 	groupInternal: {groupRoot, groupInternal},
-	"synth":       {groupRoot, "dataio", groupInternal},
-	"dataio":      {groupRoot, groupInternal},
+	// synth's model offers the held-data capability (resident.Model),
+	// which the benchmark passes explicitly (docs/decisions.md, decision 28).
+	"synth":  {groupRoot, "dataio", "resident", groupInternal},
+	"dataio": {groupRoot, groupInternal},
 	// resident is the vocabulary of a model that holds its data (blocks,
 	// the capability, the explainers that use it): transport, beside the
 	// root package and nothing else.
@@ -63,7 +65,7 @@ var allowed = map[string][]string{
 	// builtins wraps the explainers in method values; its tests run the
 	// explainer contract (explainertest).
 	"builtins":    {groupRoot, "explain", "baselines", "method", "explainertest", "resident", groupInternal},
-	"experiments": {groupRoot, "synth", "explain", "baselines", "builtins", "record", "dataio", "method", "metrics", "explainertest", groupInternal},
+	"experiments": {groupRoot, "synth", "explain", "baselines", "builtins", "record", "dataio", "method", "metrics", "explainertest", "resident", groupInternal},
 	"results":     {groupRoot, "record", "dataio", "method", groupInternal},
 	"record":      {groupRoot, groupInternal},
 	"procmodel":   {groupRoot, "dataio", "resident", groupInternal},
