@@ -531,6 +531,17 @@ func TestDocResultTables(t *testing.T) {
 	if n := sel[len(sel)-1][len(sel[0])-1]; !strings.Contains(readme, "holdout AUROC mean (SD) over "+n+" problems") {
 		t.Errorf("docs/benchmarks.md does not say the retraining table is over %s problems", n)
 	}
+	// Table S2 at paper scale with 20 models, in its own section.
+	const s2 = "## Reproduced: Table S2 at paper scale"
+	at := strings.Index(readme, s2)
+	if at < 0 {
+		t.Fatalf("docs/benchmarks.md has no section %q", s2)
+	}
+	got = markdownTable(t, "docs/benchmarks.md", readme[at:], t1)
+	want = markdownTable(t, "table-s2.md", read("../results/reference/table-s2-20models/tables/table-s2.md"), t1)
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("docs/benchmarks.md's Table S2 differs from results/reference/table-s2-20models/tables/table-s2.md:\n%v\nwant\n%v", got, want)
+	}
 	// The test-set-size sweeps: feature power at the smallest and the
 	// largest test set, as the page quotes them.
 	var sweep []string
