@@ -90,7 +90,7 @@ func (h *heldModel) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []res
 	}
 	m := h.m
 	own := make([]float64, m.d)
-	series := make([]float64, m.l)
+	win := make([]float64, m.l) // one term's window, as the block leaves it
 	at := 0
 	for k := range blocks {
 		b := &blocks[k]
@@ -99,14 +99,15 @@ func (h *heldModel) PredictBlocks(dst []float64, x *tempora.Tensor, blocks []res
 			copy(own, terms[i*m.d:(i+1)*m.d])
 			for f, j := range b.Features {
 				t := &m.feats[j]
-				if t.Window.End < b.Start || t.Window.Start > b.End {
+				s, e := max(t.Window.Start, b.Start), min(t.Window.End, b.End)
+				if s > e {
 					continue // the block leaves this term's window alone
 				}
-				o := (i*m.d + j) * m.l
-				copy(series, x.Data[o:o+m.l])
-				v := ((i-b.Lo)*len(b.Features) + f) * w
-				copy(series[b.Start:b.End+1], b.Values[v:v+w])
-				own[j] = t.value(series[t.Window.Start:t.Window.End+1], m.observed)
+				tw := win[:t.hi-t.lo]
+				copy(tw, x.Data[i*m.d*m.l+t.lo:i*m.d*m.l+t.hi])
+				v := ((i-b.Lo)*len(b.Features)+f)*w - b.Start
+				copy(tw[s-t.Window.Start:e-t.Window.Start+1], b.Values[v+s:v+e+1])
+				own[j] = t.value(tw, m.observed)
 			}
 			dst[at] = m.output(own)
 			at++
