@@ -67,7 +67,7 @@ func resetPeakRSS(t *testing.T) {
 	}
 }
 
-func cpuSeconds(t *testing.T) float64 {
+func cpuSeconds(t testing.TB) float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		t.Fatal(err)
