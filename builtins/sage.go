@@ -36,8 +36,8 @@ var (
 		Doc:     "cap on sampled permutations; a capped run is marked incomplete (0: none)",
 		Default: baselines.SAGEMaxPermutations, Range: "[0, inf)"}
 	sageMarginalMaxPermutations = withQuick(sageMaxPermutations, QuickSAGEMaxPermutations)
-	sageBudget                  = method.Spec[time.Duration]{Name: "budget",
-		Doc:   "wall-time budget; a run stopped by it is marked incomplete and depends on the machine (0: none)",
+	sageMaxTime                 = method.Spec[time.Duration]{Name: "max-time",
+		Doc:   "wall-time budget: no permutation starts after it, and a run stopped by it is marked incomplete and depends on the machine (0: none)",
 		Range: "[0, inf)"}
 )
 
@@ -60,10 +60,10 @@ var sageDocs = map[baselines.Imputer]string{
 // (docs/decisions.md, decision 21).
 func sageMethod(imp baselines.Imputer) method.Method {
 	maxPerms := sageMaxPermutations
-	params := method.Params(maxPerms, sageBudget, outputParam)
+	params := method.Params(maxPerms, sageMaxTime, outputParam)
 	if imp == baselines.Marginal {
 		maxPerms = sageMarginalMaxPermutations
-		params = method.Params(sageBackground, maxPerms, sageBudget, outputParam)
+		params = method.Params(sageBackground, maxPerms, sageMaxTime, outputParam)
 	}
 	return method.Method{
 		Name:   imp.String(),
@@ -75,7 +75,7 @@ func sageMethod(imp baselines.Imputer) method.Method {
 				return nil, err
 			}
 			s := baselines.SAGE{Imputer: imp, MaxPermutations: maxPerms.Get(c.Values),
-				MaxTime: sageBudget.Get(c.Values), Seed: c.Seed, Workers: c.Workers, Output: out}
+				MaxTime: sageMaxTime.Get(c.Values), Seed: c.Seed, Workers: c.Workers, Output: out}
 			if imp == baselines.Marginal {
 				s.Background = sageBackground.Get(c.Values)
 			}

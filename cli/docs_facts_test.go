@@ -381,7 +381,7 @@ func temporaFlags(t *testing.T, p *program) map[string]bool {
 }
 
 // docFlags returns the flags a document names: the flags in inline code
-// spans that start with one (`-budget`, `-sequential=false -permutations
+// spans that start with one (`-max-time`, `-sequential=false -permutations
 // 50`), and those of the tempora command lines of its code blocks.
 func docFlags(t *testing.T, doc string) []string {
 	t.Helper()

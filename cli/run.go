@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tempora-dev/tempora/experiments"
+	"github.com/tempora-dev/tempora/method"
 )
 
 const runHelp = `
@@ -50,10 +52,43 @@ func (p *program) suitesHelp() string {
 		fmt.Fprintf(&b, "  %-20s %s\n", g.Name, g.Doc)
 	}
 	for _, tp := range p.table.Params() {
-		fmt.Fprintf(&b, "  %-20s %s (%s)\n", tp.Name, tp.Doc, strings.Join(tp.Methods, ", "))
+		name := tp.Name
+		for _, d := range p.paramDocs(tp) {
+			fmt.Fprintf(&b, "  %-20s %s (%s)\n", name, d.doc, strings.Join(d.methods, ", "))
+			name = ""
+		}
 	}
 	b.WriteString("A problem parameter changes the problems; a method parameter analyses the same\nproblems with every method run that has it.")
 	return b.String()
+}
+
+// paramDoc is one description of a parameter and the methods whose
+// parameter it describes.
+type paramDoc struct {
+	doc     string
+	methods []string
+}
+
+// paramDocs returns the distinct descriptions of a parameter that several
+// methods take, in order of first appearance: one name is one concept (a
+// wall-time budget), whose effect each method states in its own words.
+func (p *program) paramDocs(tp method.TableParam) []paramDoc {
+	var out []paramDoc
+	for _, name := range tp.Methods {
+		doc := tp.Doc
+		if m, err := p.table.Lookup(name); err == nil {
+			if q := m.Param(tp.Name); q != nil {
+				doc = q.Doc
+			}
+		}
+		i := slices.IndexFunc(out, func(d paramDoc) bool { return d.doc == doc })
+		if i < 0 {
+			out = append(out, paramDoc{doc: doc})
+			i = len(out) - 1
+		}
+		out[i].methods = append(out[i].methods, name)
+	}
+	return out
 }
 
 func orUnknown(s string) string {

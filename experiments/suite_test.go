@@ -213,8 +213,8 @@ func TestParseGrid(t *testing.T) {
 		{"foo=1", []string{"TIME"}, false},
 		{"samples=500", []string{"TIME", "lime"}, true},
 		{"permutations=10", []string{"perm-f"}, true},
-		{"budget=5s", []string{"SAGE-z"}, true},
-		{"budget=5", []string{"SAGE-z"}, false},
+		{"max-time=5s", []string{"SAGE-z"}, true},
+		{"max-time=5", []string{"SAGE-z"}, false},
 	} {
 		_, err := Items(Options{Suite: "grid", Grid: c.grid, Methods: c.methods})
 		if (err == nil) != c.ok {

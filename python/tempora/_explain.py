@@ -211,7 +211,7 @@ _SKLEARN = {
     "n_jobs": "workers= (goroutines evaluating the model in the tempora program) or model_procs= (Python "
               "processes answering batches in parallel)",
     "n_repeats": "permutations= (TIME and PERM: the cap on permutations per test; TIME stops a test early once "
-                 "its outcome is clear unless sequential=False)",
+                 "its outcome is clear unless tests='fixed')",
     "scoring": "task= (the loss follows the task: squared error for 'regression', cross-entropy of the "
                "probability of the positive class for 'classification')",
     "n_permutations": "permutations=",
@@ -415,11 +415,11 @@ def explain(predict: Any, X: Any, y: Any, task: Optional[str] = None,
     **options
         The method's own parameters, with underscores for the dashes of
         their flags, as ``tempora.method_table()`` lists them (e.g. TIME's
-        permutations, sequential, alpha, gamma; LIME's samples,
-        instances_explained; SAGE's max_permutations, budget): numbers as
+        tests, permutations, alpha, gamma; LIME's samples,
+        instances_explained; SAGE's max_permutations, max_time): numbers as
         numbers, switches as True or False, durations as seconds, a
-        timedelta or Go duration text. sequential=False with
-        permutations=50 gives the paper's fixed-P tests.
+        timedelta or Go duration text. tests="fixed" gives the paper's
+        fixed-P tests (P = 50 unless permutations says otherwise).
         ``print(tempora.method_doc(method))`` documents them with their
         types, defaults and ranges, from the program's own table. The
         program's own ``max_batch`` (``-max-batch``) bounds the instances

@@ -175,7 +175,7 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(e.method, "LIME")
         self.assertEqual(e.important, [])  # no significance tests
         for budget in (30, 29.5, datetime.timedelta(seconds=30), "30s"):
-            e = self.explain(method="sage-m", max_permutations=64, budget=budget)
+            e = self.explain(method="sage-m", max_permutations=64, max_time=budget)
             self.assertEqual(e.method, "SAGE-m")
 
     def test_unknown_options_are_type_errors(self):
