@@ -12,7 +12,8 @@ from this source tree unless installed). The cases (one file each):
   of each relevant feature's mean over its window);
 - lstm (lstm_case.py): issue 34's, an LSTM (12 -> 32 hidden, then a linear
   layer) trained briefly with PyTorch (CPU, one thread) on 2000 x 12 x 48
-  regression data with 3 relevant features in windows; its fit is printed.
+  regression data with 3 relevant features in windows and explained on a
+  test set of that shape it never saw; its fit on both is printed.
 
 The yardstick (yardsticks.py) is by default grouped permutation importance
 written with NumPy (each feature's block permuted across instances,
@@ -96,20 +97,32 @@ class Timed:
 
     def __init__(self, f, deadline=None):
         self.f, self.deadline, self.stopped = f, deadline, False
-        self.seconds, self.cpu, self.calls, self.instances = 0.0, 0.0, 0, 0
+        self.seconds, self.cpu, self.calls, self.instances, self.faults = 0.0, 0.0, 0, 0, 0
 
     def __call__(self, batch):
         if self.deadline is not None and time.perf_counter() > self.deadline:
             self.stopped = True
             raise Stopped("--max-time reached")
-        t, c = time.perf_counter(), time.thread_time()
+        t, c, f = time.perf_counter(), time.thread_time(), thread_faults()
         try:
             return self.f(batch)
         finally:
             self.cpu += time.thread_time() - c
             self.seconds += time.perf_counter() - t
+            self.faults += thread_faults() - f
             self.calls += 1
             self.instances += len(batch)
+
+
+def thread_faults():
+    """The page faults (minor and major) of the calling thread so far, 0
+    where the system does not count them per thread (RUSAGE_THREAD is
+    Linux's)."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    if who is None:
+        return 0
+    r = resource.getrusage(who)
+    return r.ru_minflt + r.ru_majflt
 
 
 def usage():
@@ -134,7 +147,8 @@ def measured(run, timed):
     after = usage()
     fig = {"wall_s": after[0] - before[0], "python_cpu_s": after[1] - before[1],
            "program_cpu_s": after[2] - before[2], "predict_s": timed.seconds, "predict_cpu_s": timed.cpu,
-           "model_calls": timed.calls, "instance_evaluations": timed.instances, "finished": result is not None}
+           "model_calls": timed.calls, "instance_evaluations": timed.instances, "predict_faults": timed.faults,
+           "finished": result is not None}
     fig["cpu_s"] = fig["python_cpu_s"] + fig["program_cpu_s"]
     return result, fig
 
@@ -190,6 +204,7 @@ def run_time(predict, X, y, feats, windows, args):
                          "(%d, %d)" % (acc["model_calls"], acc["instance_evaluations"], timed.calls, timed.instances))
     found = {f["index"] for f in e["features"] if f["important"]}
     fig["draws"] = sum(c["draws"] for c in acc.get("draws", []))
+    fig["draws_by_test"] = {c["test"]: c["draws"] for c in acc.get("draws", [])}
     fig["found"] = len(found & set(feats))
     fig["false"] = len(found - set(feats))
     fig["exact_windows"] = sum(1 for f in e["features"] if f["important"] and f["index"] in feats
@@ -200,8 +215,13 @@ def run_time(predict, X, y, feats, windows, args):
 
 
 def time_options(args):
-    """The explain keywords of --batch and --tests (none by default)."""
+    """The explain keywords of --batch, --tests, --windows and
+    --model-timeout (none by default)."""
     opts = {}
+    if args.model_timeout:
+        opts["model_timeout"] = args.model_timeout
+    if args.windows:
+        opts["windows"] = args.windows
     if args.batch:
         opts["batch"] = args.batch
     if args.tests:
@@ -253,10 +273,21 @@ def markdown(res):
     found = ("TIME found %d of the %d relevant features (%d false, %d exact windows) in %s draws" % (
         ti["found"], k, ti["false"], ti["exact_windows"], fmt(ti["draws"]))
         if ti["finished"] else "TIME had not finished")
+    if ti["finished"] and ti.get("draws_by_test"):
+        found += " (%s)" % ", ".join("%s %s" % (t, fmt(n)) for t, n in ti["draws_by_test"].items())
+    if ti["finished"] and "windows" in ti and "draws_by_test" in ti:
+        found += ", windows %s (the generator's %s)" % (
+            ", ".join("%s: %s" % (j, "[%d, %d]" % tuple(w) if w else "none")
+                      for j, w in sorted(ti["windows"].items(), key=lambda kv: int(kv[0]))),
+            ", ".join("%d: [%d, %d]" % (j, w[0], w[1]) for j, w in zip(res["relevant"], res["windows"])))
+    if "predict_faults" in ti and "predict_faults" in yi:
+        found += "; page faults inside predict: TIME %s (%s per call), yardstick %s (%s per call)" % (
+            fmt(ti["predict_faults"]), fmt(ti["predict_faults"] / max(1, ti["model_calls"])),
+            fmt(yi["predict_faults"]), fmt(yi["predict_faults"] / max(1, yi["model_calls"])))
     fit = ""
-    if "fit_r2" in res["info"]:
-        fit = "; the model's fit: R² %.3f on the data, %.3f on %d fresh instances" % (
-            res["info"]["fit_r2"], res["info"]["held_out_r2"], lstm_case.HELD_OUT)
+    if "test_r2" in res["info"]:
+        fit = "; the model's fit: R² %.3f on its training set, %.3f on the test set explained" % (
+            res["info"]["train_r2"], res["info"]["test_r2"])
     lines.append("%s; the yardstick's top %d held %d of the %d relevant features%s." % (
         found, k, yi["top_relevant"], k, fit))
     return "\n".join(lines) + "\n"
@@ -290,6 +321,10 @@ def main():
     ap.add_argument("--max-time", type=float, default=0, help="stop TIME after this many seconds (0: no limit)")
     ap.add_argument("--batch", default="", help='TIME\'s batch: instances per predict call, or "auto" (default: the whole data)')
     ap.add_argument("--tests", default="", help="TIME's tests (default: the program's default)")
+    ap.add_argument("--model-timeout", default="",
+                    help="TIME's model_timeout (default: the package's, predict in a helper thread; 0: in this thread)")
+    ap.add_argument("--windows", type=int, default=0,
+                    help="TIME's most windows per feature (default: the program's default; 1: the paper's single window)")
     ap.add_argument("--epochs", type=int, default=12, help="training epochs (case lstm)")
     ap.add_argument("--work-us", type=float, default=0.0,
                     help="µs of CPU per instance added to the model (case sum; default 0)")
@@ -325,9 +360,9 @@ def main():
     ti, yi = res["time"], res["yardstick"]
     print("case %s: %d x %d x %d, relevant features %s, windows %s; %s" % (
         args.case, *shape, feats, res["windows"], info["model"]))
-    if "fit_r2" in info:
-        print("fit: R^2 %.3f on the data, %.3f on %d fresh instances (%d epochs)" % (
-            info["fit_r2"], info["held_out_r2"], lstm_case.HELD_OUT, info["epochs"]))
+    if "test_r2" in info:
+        print("fit: R^2 %.3f on the training set, %.3f on the test set explained (%d epochs)" % (
+            info["train_r2"], info["test_r2"], info["epochs"]))
     if args.work_us:
         print("the model spends %g µs more CPU per instance" % args.work_us)
     print(report(res))
@@ -337,6 +372,7 @@ def main():
     else:
         print("TIME: stopped at --max-time %g s, not finished (the figures are those until the stop)" % args.max_time)
     print("yardstick: top %d: %s, %d relevant" % (len(feats), yi["top"], yi["top_relevant"]))
+    print("page faults inside predict: TIME %d, yardstick %d" % (ti["predict_faults"], yi["predict_faults"]))
     if "fixed" in res:
         print("fixed: np.save of X %.2f s, program start + reading X (tempora describe) %.2f s" % (
             res["fixed"]["save_s"], res["fixed"]["program_read_s"]))

@@ -90,6 +90,7 @@ class TimeVsPermutationTest(unittest.TestCase):
         # per draw and one for the baseline (the script checks that the
         # explanation's accounting equals what predict saw).
         self.assertEqual(t["model_calls"], t["draws"] + 1)
+        self.assertEqual(sum(t["draws_by_test"].values()), t["draws"])
         self.assertEqual(t["found"], 2)
         self.assertEqual(res["yardstick"]["top_relevant"], 2)
 
@@ -122,12 +123,14 @@ class TimeVsPermutationTest(unittest.TestCase):
 
     @unittest.skipUnless(importable("torch"), "needs PyTorch (Debian's python3-torch)")
     def test_lstm_case(self):
-        res, out = run("--case", "lstm", "--shape", "300,12,24", "--epochs", "3", "--max-time", "3", "--no-fixed")
+        res, out = run("--case", "lstm", "--shape", "300,12,24", "--epochs", "3", "--max-time", "3", "--no-fixed",
+                       "--windows", "1", "--model-timeout", "0")
+        self.assertIn("--windows 1 --model-timeout 0", res["command"])
         self.assertEqual(res["case"], "lstm")
         self.assertEqual(res["relevant"], [2, 6, 10])
         self.assertIn("LSTM 12 -> 32 hidden", res["info"]["model"])
         self.assertIn("1 thread", res["info"]["model"])
-        self.assertIn("held_out_r2", res["info"])
+        self.assertIn("test_r2", res["info"])
         self.assertIn("fit: R^2", out)
         self.check_figures(res, 300, 12)
         t = res["time"]
@@ -144,12 +147,12 @@ class DocumentedFiguresTest(unittest.TestCase):
         with open(BENCHMARKS_MD, encoding="utf-8") as f:
             doc = f.read()
         files = sorted(glob.glob(os.path.join(BENCH, "results", "*.json")))
-        self.assertEqual([os.path.basename(p) for p in files], ["lstm.json", "sum.json"])
+        self.assertEqual([os.path.basename(p) for p in files], ["lstm-defaults.json", "lstm-helper-thread.json", "lstm.json", "sum.json"])
         for path in files:
             with open(path) as f:
                 res = json.load(f)
             self.assertEqual(res["yardstick_name"], "numpy", path)
-            self.assertEqual(res["case"], os.path.basename(path)[:-len(".json")])
+            self.assertEqual(res["case"], os.path.basename(path)[:-len(".json")].split("-")[0])
             for k, v in res["ratio"].items():
                 if v is not None:
                     self.assertAlmostEqual(v, res["time"][k] / res["yardstick"][k], msg=k)
