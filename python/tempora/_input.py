@@ -211,6 +211,25 @@ def _as_mask(mask: Any, shape: Tuple[int, ...], what: str, xwhat: str) -> "npt.N
     return out
 
 
+def _warn_observed_nan(a: "npt.NDArray[np.float64]", m: "npt.NDArray[np.bool_]", what: str, xwhat: str,
+                       layout: str, stacklevel: int) -> None:
+    """Warn of the cells the mask m marks observed where a (X's values, in
+    the user's layout) holds NaN: they are missing whatever the mask says,
+    as the command line's -mask warns. The index is given in X's own
+    layout; stacklevel is that of the caller of explain."""
+    bad = m & np.isnan(a)
+    n = int(bad.sum())
+    if not n:
+        return
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    axes = ("instance", "feature", "timestep") if layout == "ndl" else ("instance", "timestep", "feature")
+    if len(at) == 2:
+        axes = axes[1:]
+    where = ", ".join("%s %d" % (name, i) for name, i in zip(axes, at))
+    warnings.warn("%s marks %d %s observed where %s holds NaN (the first at %s): they are missing"
+                  % (what, n, "cell" if n == 1 else "cells", xwhat, where), stacklevel=stacklevel)
+
+
 def _check_alignment(alignment: Any) -> str:
     if not isinstance(alignment, str) or alignment not in ALIGNMENTS:
         raise ValueError("alignment must be 'start' (timestep 0 is each sequence's first step) or 'end' (the last "
@@ -249,7 +268,9 @@ def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt
             raise ValueError("X[%d] has shape %s: each array of a list X is one instance, %s (layout=%r)"
                              % (i, a.shape, shape, layout))
         if mask is not None:
-            a[~_as_mask(mask[i], a.shape, "mask[%d]" % i, "X[%d]" % i)] = np.nan
+            m = _as_mask(mask[i], a.shape, "mask[%d]" % i, "X[%d]" % i)
+            _warn_observed_nan(a, m, "mask[%d]" % i, "X[%d]" % i, layout, 5)
+            a[~m] = np.nan
         if layout == "nld":
             a = a.T
         if a.shape[1] == 0:
@@ -308,7 +329,9 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
         if Xa.ndim != 3:
             raise ValueError("X must have shape %s (layout=%r); got %s" % (shape, layout, Xa.shape))
         if mask is not None:
-            Xa = np.where(_as_mask(mask, Xa.shape, "mask", "X"), Xa, np.nan)  # a copy: X stays as it is
+            m = _as_mask(mask, Xa.shape, "mask", "X")
+            _warn_observed_nan(Xa, m, "mask", "X", layout, 4)
+            Xa = np.where(m, Xa, np.nan)  # a copy: X stays as it is
         if layout == "nld":
             Xa = Xa.transpose(0, 2, 1)
     Xa = np.ascontiguousarray(Xa)

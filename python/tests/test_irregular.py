@@ -95,6 +95,22 @@ class ArrayInputTest(unittest.TestCase):
             _input.as_data(X, mask=np.full((2, 2, 3), 0.5))
         with self.assertRaisesRegex(ValueError, r"^mask must hold booleans or 0/1"):
             _input.as_data(X, mask=np.full((2, 2, 3), "yes"))
+        # A NaN the mask marks observed is missing all the same, and said so
+        # (as -mask on the command line), at its index in the caller's layout.
+        Xn = X.copy()
+        Xn[0, 1, 2] = nan
+        with self.assertWarnsRegex(UserWarning, r"^mask marks 1 cell observed where X holds NaN \(the first at "
+                                                r"instance 0, feature 1, timestep 2\): they are missing$"):
+            d = _input.as_data(Xn, mask=np.ones((2, 2, 3), dtype=bool))
+        self.assertTrue(np.isnan(d.X[0, 1, 2]))
+        with self.assertWarnsRegex(UserWarning, r"^mask marks 1 cell observed where X holds NaN \(the first at "
+                                                r"instance 0, timestep 2, feature 1\)"):
+            _input.as_data(Xn.transpose(0, 2, 1), layout="nld", mask=np.ones((2, 3, 2), dtype=bool))
+        unmarked = np.ones((2, 2, 3), dtype=bool)
+        unmarked[0, 1, 2] = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _input.as_data(Xn, mask=unmarked)  # the mask agrees with X: no warning
         everything = np.zeros((2, 2, 3), dtype=bool)
         everything[1] = True
         e = refused(self, X, mask=everything)
@@ -126,7 +142,9 @@ class ListInputTest(unittest.TestCase):
         seqs[0][1, 1] = nan
         masks = [np.ones(s.shape, dtype=bool) for s in seqs]
         masks[1][0, 0] = False
-        X = _input.as_data(seqs, mask=masks, alignment="end").X
+        with self.assertWarnsRegex(UserWarning, r"^mask\[0\] marks 1 cell observed where X\[0\] holds NaN \(the "
+                                                r"first at feature 1, timestep 1\): they are missing$"):
+            X = _input.as_data(seqs, mask=masks, alignment="end").X
         self.assertTrue(np.isnan(X[0, 1, 1]) and np.isnan(X[1, 0, 1]))
         self.assertEqual(X[1, 0, 2], 8)
         self.assertEqual(seqs[1][0, 0], 7)  # the caller's arrays are left as they are
