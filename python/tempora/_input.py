@@ -222,7 +222,8 @@ def _warn_observed_nan(a: "npt.NDArray[np.float64]", m: "npt.NDArray[np.bool_]",
     if not n:
         return
     at = tuple(int(i) for i in np.argwhere(bad)[0])
-    axes = ("instance", "feature", "timestep") if layout == "ndl" else ("instance", "timestep", "feature")
+    axes: Tuple[str, ...] = ("instance", "feature", "timestep") if layout == "ndl" else ("instance", "timestep",
+                                                                                          "feature")
     if len(at) == 2:
         axes = axes[1:]
     where = ", ".join("%s %d" % (name, i) for name, i in zip(axes, at))
