@@ -273,17 +273,14 @@ def markdown(res):
     found = ("TIME found %d of the %d relevant features (%d false, %d exact windows) in %s draws" % (
         ti["found"], k, ti["false"], ti["exact_windows"], fmt(ti["draws"]))
         if ti["finished"] else "TIME had not finished")
-    if ti["finished"] and ti.get("draws_by_test"):
-        found += " (%s)" % ", ".join("%s %s" % (t, fmt(n)) for t, n in ti["draws_by_test"].items())
-    if ti["finished"] and "windows" in ti and "draws_by_test" in ti:
-        found += ", windows %s (the generator's %s)" % (
+    if ti["finished"]:
+        found += " (%s), windows %s (the generator's %s)" % (
+            ", ".join("%s %s" % (t, fmt(n)) for t, n in ti["draws_by_test"].items()),
             ", ".join("%s: %s" % (j, "[%d, %d]" % tuple(w) if w else "none")
                       for j, w in sorted(ti["windows"].items(), key=lambda kv: int(kv[0]))),
             ", ".join("%d: [%d, %d]" % (j, w[0], w[1]) for j, w in zip(res["relevant"], res["windows"])))
-    if "predict_faults" in ti and "predict_faults" in yi:
-        found += "; page faults inside predict: TIME %s (%s per call), yardstick %s (%s per call)" % (
-            fmt(ti["predict_faults"]), fmt(ti["predict_faults"] / max(1, ti["model_calls"])),
-            fmt(yi["predict_faults"]), fmt(yi["predict_faults"] / max(1, yi["model_calls"])))
+    found += "; page faults inside predict: TIME %s (%s per call), yardstick %s (%s per call)" % tuple(
+        v for fig in (ti, yi) for v in (fmt(fig["predict_faults"]), fmt(fig["predict_faults"] / max(1, fig["model_calls"]))))
     fit = ""
     if "test_r2" in res["info"]:
         fit = "; the model's fit: R² %.3f on its training set, %.3f on the test set explained" % (

@@ -211,24 +211,34 @@ def _as_mask(mask: Any, shape: Tuple[int, ...], what: str, xwhat: str) -> "npt.N
     return out
 
 
-def _warn_observed_nan(a: "npt.NDArray[np.float64]", m: "npt.NDArray[np.bool_]", what: str, xwhat: str,
-                       layout: str, stacklevel: int) -> None:
-    """Warn of the cells the mask m marks observed where a (X's values, in
-    the user's layout) holds NaN: they are missing whatever the mask says,
-    as the command line's -mask warns. The index is given in X's own
-    layout; stacklevel is that of the caller of explain."""
-    bad = m & np.isnan(a)
-    n = int(bad.sum())
-    if not n:
-        return
-    at = tuple(int(i) for i in np.argwhere(bad)[0])
-    axes: Tuple[str, ...] = ("instance", "feature", "timestep") if layout == "ndl" else ("instance", "timestep",
-                                                                                          "feature")
-    if len(at) == 2:
-        axes = axes[1:]
-    where = ", ".join("%s %d" % (name, i) for name, i in zip(axes, at))
-    warnings.warn("%s marks %d %s observed where %s holds NaN (the first at %s): they are missing"
-                  % (what, n, "cell" if n == 1 else "cells", xwhat, where), stacklevel=stacklevel)
+class _ObservedNaN:
+    """The cells a mask marks observed where X holds NaN, counted over one
+    X (an array, or every sequence of a list): they are missing whatever
+    the mask says, and warn says so once, as the command line's -mask
+    does, naming the first in X's own layout."""
+
+    def __init__(self, layout: str) -> None:
+        self.axes = ("feature", "timestep") if layout == "ndl" else ("timestep", "feature")
+        self.n = 0
+        self.first = ""
+
+    def add(self, a: "npt.NDArray[np.float64]", m: "npt.NDArray[np.bool_]", prefix: Tuple[int, ...]) -> None:
+        """Count the cells of a (values in X's layout, prefix their index
+        in X) that m marks observed and that hold NaN."""
+        bad = m & np.isnan(a)
+        n = int(bad.sum())
+        if n and not self.n:
+            at = prefix + tuple(int(i) for i in np.argwhere(bad)[0])
+            self.first = ", ".join("%s %d" % (name, i) for name, i in zip(("instance",) + self.axes, at))
+        self.n += n
+
+    def warn(self, what: str, xwhat: str, stacklevel: int) -> None:
+        """Warn once if any cell was counted; stacklevel is that of the
+        caller of explain."""
+        if self.n:
+            warnings.warn("%s marks %d %s observed where %s holds NaN (the first at %s): they are missing"
+                          % (what, self.n, "cell" if self.n == 1 else "cells", xwhat, self.first),
+                          stacklevel=stacklevel)
 
 
 def _check_alignment(alignment: Any) -> str:
@@ -259,6 +269,7 @@ def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt
                          "got %s" % (len(X), type(mask).__name__ if not isinstance(mask, (list, tuple))
                                      else "a list of %d" % len(mask)))
     seqs: List["npt.NDArray[np.float64]"] = []
+    observed_nan = _ObservedNaN(layout)
     for i, x in enumerate(X):
         try:
             a = np.array(_to_numpy(x), dtype=np.float64)
@@ -270,7 +281,7 @@ def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt
                              % (i, a.shape, shape, layout))
         if mask is not None:
             m = _as_mask(mask[i], a.shape, "mask[%d]" % i, "X[%d]" % i)
-            _warn_observed_nan(a, m, "mask[%d]" % i, "X[%d]" % i, layout, 5)
+            observed_nan.add(a, m, (i,))
             a[~m] = np.nan
         if layout == "nld":
             a = a.T
@@ -283,6 +294,7 @@ def _from_list(X: Sequence[Any], layout: str, alignment: str, mask: Any) -> "npt
         if a.shape[0] == 0:
             raise ValueError("X[%d] has no features (layout=%r)" % (i, layout))
         seqs.append(a)
+    observed_nan.warn("mask", "X", 5)
     d, length = seqs[0].shape[0], max(a.shape[1] for a in seqs)
     out = np.full((len(seqs), d, length), np.nan)
     for i, a in enumerate(seqs):
@@ -331,7 +343,9 @@ def as_data(X: Any, layout: str = "ndl", feature_names: Optional[Sequence[Any]] 
             raise ValueError("X must have shape %s (layout=%r); got %s" % (shape, layout, Xa.shape))
         if mask is not None:
             m = _as_mask(mask, Xa.shape, "mask", "X")
-            _warn_observed_nan(Xa, m, "mask", "X", layout, 4)
+            observed_nan = _ObservedNaN(layout)
+            observed_nan.add(Xa, m, ())
+            observed_nan.warn("mask", "X", 4)
             Xa = np.where(m, Xa, np.nan)  # a copy: X stays as it is
         if layout == "nld":
             Xa = Xa.transpose(0, 2, 1)

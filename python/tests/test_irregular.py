@@ -142,9 +142,17 @@ class ListInputTest(unittest.TestCase):
         seqs[0][1, 1] = nan
         masks = [np.ones(s.shape, dtype=bool) for s in seqs]
         masks[1][0, 0] = False
-        with self.assertWarnsRegex(UserWarning, r"^mask\[0\] marks 1 cell observed where X\[0\] holds NaN \(the "
-                                                r"first at feature 1, timestep 1\): they are missing$"):
+        with self.assertWarnsRegex(UserWarning, r"^mask marks 1 cell observed where X holds NaN \(the first at "
+                                                r"instance 0, feature 1, timestep 1\): they are missing$"):
             X = _input.as_data(seqs, mask=masks, alignment="end").X
+        # One warning for the whole list, counting every sequence's cells.
+        seqs[2][0, 0] = nan
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            _input.as_data(seqs, mask=masks, alignment="end")
+        self.assertEqual([str(w.message) for w in got],
+                         ["mask marks 2 cells observed where X holds NaN (the first at instance 0, feature 1, "
+                          "timestep 1): they are missing"])
         self.assertTrue(np.isnan(X[0, 1, 1]) and np.isnan(X[1, 0, 1]))
         self.assertEqual(X[1, 0, 2], 8)
         self.assertEqual(seqs[1][0, 0], 7)  # the caller's arrays are left as they are
